@@ -1,0 +1,67 @@
+# One entry point for set-up, the demo, tests and benchmarks.
+# `make demo` and `make test` install what they need themselves.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV ?= .venv
+BIN := $(VENV)/bin
+CHARTS_DIR ?= $(abspath ../shared/charts)
+TESTBED := $(BIN)/python tools/testbed/testbed.py
+export GPUCI_CHARTS_DIR ?= $(CHARTS_DIR)
+export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
+# The venv's tools and the testbed's helm/kubectl come first on PATH.
+export PATH := $(CURDIR)/$(BIN):$(shell bash tools/testbed/build.sh --print-paths 2>/dev/null):$(PATH)
+
+.PHONY: help venv build-testbed testbed-up testbed-down demo test units lint sanity integration host-tests bench clean
+
+help:
+	@echo "make demo          converge inventories/local on the local testbed, run the canary, print the proof report"
+	@echo "make test          all tests: units, lint, sanity, integration (builds what it needs)"
+	@echo "make units | lint | sanity | integration | host-tests"
+	@echo "make testbed-up | testbed-down   start / stop the local cluster"
+	@echo "make bench         converge benchmarks (not part of make test)"
+
+$(BIN)/.installed: requirements.txt requirements-test.txt
+	@echo "== creating $(VENV) with $(PYTHON)"
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet --progress-bar off -r requirements-test.txt
+	touch $@
+
+.collections/ansible_collections/gpuci/runners:
+	mkdir -p .collections/ansible_collections/gpuci
+	ln -sfn ../../.. .collections/ansible_collections/gpuci/runners
+
+venv: $(BIN)/.installed .collections/ansible_collections/gpuci/runners
+
+build-testbed:
+	bash tools/testbed/build.sh
+
+testbed-up: venv build-testbed
+	$(TESTBED) up
+
+testbed-down: venv
+	$(TESTBED) down
+
+units: venv
+	$(BIN)/pytest -q tests/unit
+
+lint: venv
+	$(BIN)/yamllint -s .
+	$(BIN)/ansible-lint
+
+sanity: venv
+	bash tests/sanity/run.sh
+
+integration: venv build-testbed
+	$(BIN)/pytest -q tests/integration
+
+test: units lint sanity integration
+
+demo: venv build-testbed
+	bash tools/demo.sh
+
+bench: venv build-testbed
+	$(BIN)/python benchmarks/converge.py
+
+clean:
+	rm -rf $(VENV) .collections .testbed
