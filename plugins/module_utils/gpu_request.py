@@ -1,0 +1,115 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Turn the GPU part of a pool or scale set into one checked request.
+
+Every builder (GitLab, ARC, the plain pod patch) starts here, so the rules
+about classes, lanes, counts and MIG profiles are written once.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_classes import LANES, get_class, mig_resource
+from ansible_collections.gpuci.runners.plugins.module_utils.scheduling import check_tolerations, merge_tolerations
+from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
+    ValidationError,
+    child,
+    optional_bool,
+    optional_choice,
+    optional_int,
+    optional_str,
+    optional_str_map,
+)
+
+DEFAULT_RUNTIME_CLASS = "nvidia"
+
+GpuRequest = namedtuple(
+    "GpuRequest",
+    [
+        "gpu_class",  # class name, None for a CPU pool
+        "lane",  # "cuda", "dri", or None for a CPU pool
+        "resource",  # device plugin resource to request, None if nothing is requested
+        "count",  # how many of `resource`
+        "node_selector",  # class selector with the pool's merged over it
+        "tolerations",  # class tolerations, then the pool's, without duplicates
+        "runtime_class",  # runtimeClassName, or None for none
+        "privileged",
+    ],
+)
+
+
+def resolve_gpu_request(pool, classes, path):
+    """Check the GPU keys of ``pool`` against the catalogue ``classes``.
+
+    ``pool`` must already be known to be a mapping whose keys the caller has
+    vetted. A pool without ``gpu_class`` is a CPU pool: it may still carry a
+    node selector, tolerations, a runtime class and ``privileged``.
+    """
+    pool_selector = optional_str_map(pool, "node_selector", path)
+    pool_tolerations = check_tolerations(pool.get("tolerations"), child(path, "tolerations"))
+    privileged = optional_bool(pool, "privileged", path)
+    runtime_class = optional_str(pool, "runtime_class", path, allow_empty=True)
+
+    if pool.get("gpu_class") is None:
+        for key in ("gpus", "mig_profile", "lane"):
+            if pool.get(key) is not None:
+                raise ValidationError(child(path, key), "needs gpu_class (a pool without gpu_class is a CPU pool)", pool[key])
+        return GpuRequest(None, None, None, 0, pool_selector, pool_tolerations, runtime_class or None, privileged)
+
+    class_name = pool["gpu_class"]
+    gpu_class = get_class(classes, class_name, child(path, "gpu_class"))
+    lane = _resolve_lane(pool, gpu_class, path)
+    resource, count = _resolve_resource(pool, gpu_class, lane, path)
+    if runtime_class is None and lane == "cuda":
+        runtime_class = DEFAULT_RUNTIME_CLASS
+    node_selector = dict(gpu_class["node_selector"])
+    node_selector.update(pool_selector)
+    return GpuRequest(
+        str(class_name),
+        lane,
+        resource,
+        count,
+        node_selector,
+        merge_tolerations(gpu_class["tolerations"], pool_tolerations),
+        runtime_class or None,
+        privileged,
+    )
+
+
+def _resolve_lane(pool, gpu_class, path):
+    # A class that serves cuda defaults to it; a dri-only class to dri.
+    default = "cuda" if "cuda" in gpu_class["lanes"] else gpu_class["lanes"][0]
+    lane = optional_choice(pool, "lane", path, LANES, default)
+    if lane not in gpu_class["lanes"]:
+        raise ValidationError(
+            child(path, "lane"),
+            "GPU class %s serves only the lanes %s" % (pool["gpu_class"], ", ".join(gpu_class["lanes"])),
+            lane,
+        )
+    return lane
+
+
+def _resolve_resource(pool, gpu_class, lane, path):
+    """Return the resource name and count to request."""
+    gpus_given = pool.get("gpus") is not None
+    mig_profile = optional_str(pool, "mig_profile", path)
+    if lane == "dri":
+        # The dri lane mounts the host's render node; it requests nothing.
+        for key in ("gpus", "mig_profile"):
+            if pool.get(key) is not None:
+                raise ValidationError(child(path, key), "must be unset on the dri lane, which requests no GPU", pool[key])
+        return None, 0
+    if gpus_given and mig_profile is not None:
+        raise ValidationError(child(path, "mig_profile"), "cannot be combined with gpus; set one of them", mig_profile)
+    if mig_profile is not None:
+        if mig_profile not in gpu_class["mig_profiles"]:
+            offered = ", ".join(gpu_class["mig_profiles"]) or "none"
+            raise ValidationError(
+                child(path, "mig_profile"),
+                "GPU class %s has no such MIG profile (it has: %s)" % (pool["gpu_class"], offered),
+                mig_profile,
+            )
+        return mig_resource(mig_profile), 1
+    return gpu_class["resource"], optional_int(pool, "gpus", path, default=1, minimum=1)

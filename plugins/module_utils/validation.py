@@ -1,0 +1,187 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Input checks shared by the builders.
+
+Every check names the field by its path (``pool.tolerations[1].effect``) and
+shows the value it received, so a user can find the typo in the inventory.
+The helpers return plain Python copies (``dict``, ``list``, ``str``, ``int``):
+Ansible hands filters its own str/dict subclasses, which YAML and TOML
+writers do not know how to serialise, and copies keep the inputs untouched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+_MISSING = object()
+
+
+class ValidationError(ValueError):
+    """A bad input value, with the path of the field that holds it."""
+
+    def __init__(self, path, reason, value=_MISSING):
+        self.path = path
+        self.reason = reason
+        self.value = value
+        text = "%s: %s" % (path, reason)
+        if value is not _MISSING:
+            text += " (got %s)" % show(value)
+        super(ValidationError, self).__init__(text)
+
+
+def show(value):
+    """Render a received value for an error message, the way Python shows it."""
+    return repr(plain(value))
+
+
+def plain(value):
+    """Deep-copy ``value`` into builtin types (no Ansible subclasses)."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, Mapping):
+        return dict((plain(k), plain(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return [plain(item) for item in value]
+    return value
+
+
+def type_name(value):
+    return type(plain(value)).__name__
+
+
+def child(path, key):
+    return "%s.%s" % (path, key)
+
+
+def item(path, index):
+    return "%s[%d]" % (path, index)
+
+
+def require_mapping(value, path):
+    if not isinstance(value, Mapping):
+        raise ValidationError(path, "must be a mapping, not %s" % type_name(value), value)
+    return value
+
+
+def reject_unknown_keys(mapping, known, path):
+    """Refuse keys outside ``known`` so that typos fail instead of being ignored."""
+    for key in sorted(mapping, key=str):
+        if key not in known:
+            raise ValidationError(
+                child(path, key),
+                "unknown key; known keys: %s" % ", ".join(sorted(known)),
+                mapping[key],
+            )
+
+
+def optional_str(mapping, key, path, default=None, allow_empty=False):
+    value = mapping.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, str):
+        raise ValidationError(child(path, key), "must be a string, not %s" % type_name(value), value)
+    if not value and not allow_empty:
+        raise ValidationError(child(path, key), "must not be empty", value)
+    return str(value)
+
+
+def required_str(mapping, key, path):
+    if mapping.get(key) is None:
+        raise ValidationError(child(path, key), "is required")
+    return optional_str(mapping, key, path)
+
+
+def optional_choice(mapping, key, path, choices, default=None):
+    value = optional_str(mapping, key, path, default=default)
+    if value is not None and value not in choices:
+        raise ValidationError(child(path, key), "must be one of %s" % ", ".join(choices), value)
+    return value
+
+
+def check_int(value, path, minimum=None):
+    # bool is a subclass of int, but `gpus: true` is a mistake, not a count.
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValidationError(path, "must be an integer, not %s" % type_name(value), value)
+    if minimum is not None and value < minimum:
+        raise ValidationError(path, "must be an integer >= %d" % minimum, value)
+    return int(value)
+
+
+def optional_int(mapping, key, path, default=None, minimum=None):
+    value = mapping.get(key)
+    if value is None:
+        return default
+    return check_int(value, child(path, key), minimum)
+
+
+def optional_bool(mapping, key, path, default=False):
+    value = mapping.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise ValidationError(child(path, key), "must be true or false, not %s" % type_name(value), value)
+    return value
+
+
+def optional_mapping(mapping, key, path):
+    value = mapping.get(key)
+    if value is None:
+        return {}
+    return plain(require_mapping(value, child(path, key)))
+
+
+def check_str_list(value, path):
+    if not isinstance(value, (list, tuple)):
+        raise ValidationError(path, "must be a list of strings, not %s" % type_name(value), value)
+    for index, element in enumerate(value):
+        if not isinstance(element, str) or not element:
+            raise ValidationError(item(path, index), "must be a non-empty string", element)
+    return [str(element) for element in value]
+
+
+def optional_str_list(mapping, key, path):
+    value = mapping.get(key)
+    if value is None:
+        return []
+    return check_str_list(value, child(path, key))
+
+
+def check_str_map(value, path):
+    """A mapping of string to string, such as Kubernetes labels."""
+    require_mapping(value, path)
+    result = {}
+    for key in sorted(value, key=str):
+        if not isinstance(key, str) or not key:
+            raise ValidationError(path, "keys must be non-empty strings", key)
+        element = value[key]
+        if not isinstance(element, str):
+            # Kubernetes label values are strings; YAML turns bare `true` into a bool.
+            raise ValidationError(
+                child(path, key), "must be a string (quote it in YAML), not %s" % type_name(element), element
+            )
+        result[str(key)] = str(element)
+    return result
+
+
+def optional_str_map(mapping, key, path):
+    value = mapping.get(key)
+    if value is None:
+        return {}
+    return check_str_map(value, child(path, key))
+
+
+def check_quantity(mapping, key, path):
+    """A Kubernetes quantity such as ``2`` or ``"500m"``; returned as a string."""
+    value = mapping.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
+        raise ValidationError(child(path, key), "must be a Kubernetes quantity such as \"2\" or \"512Mi\"", value)
+    return str(value)

@@ -1,0 +1,169 @@
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Run playbooks and read the testbed cluster from integration tests."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from kubernetes import client, config, dynamic
+from kubernetes.client.rest import ApiException
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+LOCAL_INVENTORY = REPO_ROOT / "inventories" / "local"
+# Objects that controllers rewrite on their own; they are left out of snapshots.
+VOLATILE_KINDS = {"Event", "Lease", "Node", "Endpoints", "EndpointSlice", "ControllerRevision"}
+
+
+@dataclass
+class PlaybookRun:
+    rc: int
+    output: str
+
+    @property
+    def recap(self) -> dict[str, int]:
+        """Totals of the PLAY RECAP over all hosts (ok, changed, failed, ...)."""
+        totals: dict[str, int] = {}
+        for key, value in re.findall(r"\b(ok|changed|unreachable|failed|skipped|rescued|ignored)=(\d+)", self.output):
+            totals[key] = totals.get(key, 0) + int(value)
+        return totals
+
+    @property
+    def changed(self) -> int:
+        return self.recap.get("changed", 0)
+
+    def assert_ok(self) -> "PlaybookRun":
+        assert self.rc == 0, f"playbook failed (rc={self.rc}):\n{self.output[-6000:]}"
+        return self
+
+    def assert_failed_with(self, *fragments: str) -> "PlaybookRun":
+        assert self.rc != 0, f"playbook was expected to fail:\n{self.output[-4000:]}"
+        for fragment in fragments:
+            assert fragment in self.output, f"{fragment!r} not in output:\n{self.output[-4000:]}"
+        return self
+
+
+class Cluster:
+    """The testbed seen through the Kubernetes Python client."""
+
+    def __init__(self, kubeconfig: Path):
+        self.kubeconfig = kubeconfig
+        self.api_client = config.new_client_from_config(config_file=str(kubeconfig))
+        self.core = client.CoreV1Api(self.api_client)
+        self.apps = client.AppsV1Api(self.api_client)
+        self.dynamic = dynamic.DynamicClient(self.api_client)
+
+    def resource(self, api_version: str, kind: str):
+        return self.dynamic.resources.get(api_version=api_version, kind=kind)
+
+    def get(self, api_version: str, kind: str, name: str, namespace: str | None = None):
+        try:
+            return self.resource(api_version, kind).get(name=name, namespace=namespace).to_dict()
+        except ApiException as err:
+            if err.status == 404:
+                return None
+            raise
+
+    def list(self, api_version: str, kind: str, namespace: str | None = None, label_selector: str = "") -> list[dict]:
+        return self.resource(api_version, kind).get(namespace=namespace, label_selector=label_selector).to_dict()["items"]
+
+    def apply_pod(self, pod: dict) -> dict:
+        """Create a pod (from a dict) and return it as created."""
+        return self.api_client.sanitize_for_serialization(
+            self.core.create_namespaced_pod(pod["metadata"].get("namespace", "default"), pod))
+
+    def wait_pod(self, name: str, namespace: str, until, timeout: float = 60) -> dict:
+        """Poll a pod until `until(pod_dict)` is true; return the last pod seen."""
+        deadline = time.monotonic() + timeout
+        while True:
+            pod = self.api_client.sanitize_for_serialization(self.core.read_namespaced_pod(name, namespace))
+            if until(pod) or time.monotonic() > deadline:
+                return pod
+            time.sleep(0.5)
+
+    def pod_events(self, name: str, namespace: str) -> list[dict]:
+        events = self.core.list_namespaced_event(namespace, field_selector=f"involvedObject.name={name}")
+        return [{"reason": e.reason, "message": e.message} for e in events.items]
+
+    def snapshot(self) -> dict[tuple[str, str, str], str]:
+        """Every listable object (but controller-churned kinds) -> its resourceVersion."""
+        objects: dict[tuple[str, str, str], str] = {}
+        for resource in self.dynamic.resources.search():
+            if "list" not in (resource.verbs or []) or resource.kind in VOLATILE_KINDS or "/" in resource.name:
+                continue
+            if resource.kind.endswith("List") or resource.kind.endswith("Review"):
+                continue
+            try:
+                items = resource.get().to_dict().get("items", [])
+            except ApiException:
+                continue
+            for item in items:
+                meta = item["metadata"]
+                objects[(f"{resource.group_version}/{resource.kind}", meta.get("namespace") or "", meta["name"])] = \
+                    meta.get("resourceVersion", "")
+        return objects
+
+
+class Playbooks:
+    """Run ansible-playbook from the repository root against the testbed."""
+
+    def __init__(self, cluster: Cluster):
+        self.cluster = cluster
+
+    def run(self, playbook: str, *, inventory: Path | str = LOCAL_INVENTORY, extra_vars: dict | None = None,
+            check: bool = False, diff: bool = False, verbosity: int = 0, tags: str | None = None,
+            timeout: float = 1200) -> PlaybookRun:
+        cmd = [str(REPO_ROOT / ".venv" / "bin" / "ansible-playbook"), "-i", str(inventory)]
+        path = Path(playbook)
+        cmd.append(str(path if path.is_absolute() else REPO_ROOT / "playbooks" / playbook))
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
+            json.dump(extra_vars or {}, handle)
+        cmd += ["-e", f"@{handle.name}"]
+        if check:
+            cmd.append("--check")
+        if diff:
+            cmd.append("--diff")
+        if tags:
+            cmd += ["--tags", tags]
+        if verbosity:
+            cmd.append("-" + "v" * verbosity)
+        env = dict(os.environ, ANSIBLE_CONFIG=str(REPO_ROOT / "ansible.cfg"), ANSIBLE_FORCE_COLOR="0",
+                   ANSIBLE_NOCOLOR="1", GPUCI_KUBECONFIG=str(self.cluster.kubeconfig))
+        try:
+            proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+        finally:
+            os.unlink(handle.name)
+        return PlaybookRun(proc.returncode, proc.stdout + proc.stderr)
+
+
+def load_yaml(path: Path):
+    return yaml.safe_load(Path(path).read_text())
+
+
+def kubectl_binary() -> str:
+    """The kubectl built for the testbed (the one on PATH may be another version)."""
+    paths = subprocess.run(["bash", str(REPO_ROOT / "tools" / "testbed" / "build.sh"), "--print-paths"],
+                           check=True, capture_output=True, text=True).stdout.strip().split(":")
+    for folder in paths:
+        if (Path(folder) / "kubectl").is_file():
+            return str(Path(folder) / "kubectl")
+    raise FileNotFoundError("kubectl is not built; run bash tools/testbed/build.sh")
+
+
+def strategic_merge(obj: dict, patch: dict) -> dict:
+    """Apply a strategic-merge patch with kubectl's own implementation (no cluster needed)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
+        json.dump(obj, handle)
+    try:
+        proc = subprocess.run([kubectl_binary(), "patch", "--local", "--type", "strategic", "-f", handle.name,
+                               "-p", json.dumps(patch), "-o", "json"], capture_output=True, text=True, check=True)
+    finally:
+        os.unlink(handle.name)
+    return json.loads(proc.stdout)

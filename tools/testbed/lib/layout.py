@@ -1,0 +1,89 @@
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Where the testbed keeps its state, which ports it uses, where its binaries are."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+TOOLS_DIR = Path(__file__).resolve().parent.parent
+REPO_ROOT = TOOLS_DIR.parent.parent
+BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok", "helm")
+
+
+@dataclass(frozen=True)
+class Layout:
+    state: Path
+    charts_dir: Path
+    apiserver_port: int
+    etcd_port: int
+    chart_repo_port: int
+
+    @classmethod
+    def from_environment(cls) -> "Layout":
+        env = os.environ.get
+        return cls(
+            state=Path(env("GPUCI_TESTBED_STATE", str(REPO_ROOT / ".testbed"))).resolve(),
+            charts_dir=Path(env("GPUCI_CHARTS_DIR", str(REPO_ROOT.parent / "shared" / "charts"))).resolve(),
+            apiserver_port=int(env("GPUCI_TESTBED_APISERVER_PORT", "16443")),
+            etcd_port=int(env("GPUCI_TESTBED_ETCD_PORT", "12379")),
+            chart_repo_port=int(env("GPUCI_CHART_REPO_PORT", "18879")),
+        )
+
+    # Files and folders under the state directory.
+    @property
+    def kubeconfig(self) -> Path:
+        return self.state / "kubeconfig"
+
+    @property
+    def pki(self) -> Path:
+        return self.state / "pki"
+
+    @property
+    def logs(self) -> Path:
+        return self.state / "logs"
+
+    @property
+    def pids(self) -> Path:
+        return self.state / "pids"
+
+    @property
+    def etcd_data(self) -> Path:
+        return self.state / "etcd"
+
+    @property
+    def apiserver_url(self) -> str:
+        return f"https://127.0.0.1:{self.apiserver_port}"
+
+    @property
+    def chart_repo_url(self) -> str:
+        return f"http://127.0.0.1:{self.chart_repo_port}"
+
+    def component_kubeconfig(self, user: str) -> Path:
+        return self.state / f"{user}.kubeconfig"
+
+    def reset(self) -> None:
+        self.remove_state()
+        for folder in (self.pki, self.logs, self.pids, self.etcd_data):
+            folder.mkdir(parents=True, mode=0o700)
+
+    def remove_state(self) -> None:
+        shutil.rmtree(self.state, ignore_errors=True)
+
+    def binaries(self) -> dict[str, Path]:
+        """Find every binary in the build cache; fail naming the build command if one is missing."""
+        printed = subprocess.run(["bash", str(TOOLS_DIR / "build.sh"), "--print-paths"],
+                                 check=True, capture_output=True, text=True).stdout.strip()
+        folders = [Path(p) for p in printed.split(":") if p]
+        found: dict[str, Path] = {}
+        for name in BINARIES:
+            for folder in folders:
+                if (folder / name).is_file():
+                    found[name] = folder / name
+                    break
+            else:
+                raise SystemExit(f"testbed binary {name!r} is not built; run: bash tools/testbed/build.sh")
+        return found

@@ -1,0 +1,103 @@
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Start, track and stop the testbed's processes by PID (never by name)."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .layout import TOOLS_DIR, Layout
+
+# Stop order: the reverse of start order, the watchdog first.
+STOP_ORDER = ("watchdog", "chart-repo", "kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd")
+
+
+def _pid_file(layout: Layout, name: str) -> Path:
+    return layout.pids / f"{name}.pid"
+
+
+def _read(layout: Layout, name: str) -> tuple[int, str] | None:
+    """The PID and the command line recorded at start, or None."""
+    path = _pid_file(layout, name)
+    if not path.exists():
+        return None
+    pid, _, cmdline = path.read_text().partition("\n")
+    return int(pid), cmdline
+
+
+def _alive(pid: int, cmdline: str) -> bool:
+    """True while the PID still belongs to the process we started (PIDs are reused)."""
+    try:
+        current = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+    except OSError:
+        return False
+    return current == cmdline.strip()
+
+
+def start(layout: Layout, name: str, argv: list[str]) -> int:
+    log = open(layout.logs / f"{name}.log", "ab")  # noqa: SIM115 (the child owns it)
+    proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            start_new_session=True, cwd=layout.state)
+    log.close()
+    _pid_file(layout, name).write_text(f"{proc.pid}\n{' '.join(argv)}")
+    time.sleep(0.2)
+    if proc.poll() is not None:
+        raise SystemExit(f"testbed: {name} exited at once (code {proc.returncode}); see {layout.logs / (name + '.log')}")
+    return proc.pid
+
+
+def running(layout: Layout) -> list[tuple[str, int]]:
+    alive = []
+    for name in reversed(STOP_ORDER):
+        record = _read(layout, name)
+        if record and _alive(*record):
+            alive.append((name, record[0]))
+    return alive
+
+
+def stop_all(layout: Layout, grace: float = 8.0) -> list[str]:
+    """SIGTERM every recorded process, SIGKILL what is left after the grace period."""
+    me = os.getpid()
+    targets = []
+    for name in STOP_ORDER:
+        record = _read(layout, name)
+        if record and record[0] != me and _alive(*record):
+            targets.append((name, *record))
+            os.kill(record[0], signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    for name, pid, cmdline in targets:
+        while _alive(pid, cmdline) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if _alive(pid, cmdline):
+            os.kill(pid, signal.SIGKILL)
+    for name, pid, cmdline in targets:
+        _reap(pid)
+    return [name for name, _, _ in targets]
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def start_watchdog(layout: Layout, ttl: int) -> None:
+    argv = [sys.executable, str(TOOLS_DIR / "testbed.py"), "_watchdog", f"--ttl={ttl}"]
+    start(layout, "watchdog", argv)
+
+
+def watchdog(layout: Layout, ttl: int) -> None:
+    """Sleep out the time to live, then stop the testbed (unless it was stopped already)."""
+    deadline = time.monotonic() + ttl
+    while time.monotonic() < deadline:
+        time.sleep(5)
+        if not layout.pids.exists():
+            return
+    print(f"testbed: time to live of {ttl}s is over, stopping", flush=True)
+    stop_all(layout)
+    layout.remove_state()

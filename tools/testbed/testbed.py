@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The local testbed: a real Kubernetes control plane with simulated GPU nodes.
+
+Real: etcd, kube-apiserver (RBAC, service accounts, admission), controller-
+manager, scheduler, helm, the upstream charts. Simulated: the nodes, kept Ready
+by kwok, which also marks scheduled pods Running (containers do not run),
+completes pods owned by Jobs and finishes deletions at once.
+
+    testbed.py up [--ttl SECONDS]   start everything, write .testbed/kubeconfig
+    testbed.py down                 stop what `up` started (by PID), remove state
+    testbed.py status               print what runs and the cluster version
+
+Every server listens on 127.0.0.1 only. `up` also starts a watchdog that runs
+`down` after --ttl seconds, so a forgotten testbed does not live forever.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from lib import certs, cluster, processes  # noqa: E402  (needs the path above)
+from lib.layout import Layout  # noqa: E402
+
+
+def cmd_up(layout: Layout, ttl: int) -> int:
+    if processes.running(layout):
+        print(f"testbed already running (kubeconfig {layout.kubeconfig})")
+        return 0
+    started = time.monotonic()
+    layout.reset()
+    binaries = layout.binaries()
+    certs.write_all(layout)
+    cluster.write_kubeconfigs(layout)
+    for name, argv in cluster.server_commands(layout, binaries):
+        processes.start(layout, name, argv)
+        if name == "etcd":
+            cluster.wait_etcd(layout)
+        if name == "kube-apiserver":
+            cluster.wait_apiserver(layout, started)
+    cluster.create_nodes(layout)
+    cluster.wait_ready(layout, started)
+    processes.start_watchdog(layout, ttl)
+    print(f"testbed up in {time.monotonic() - started:.1f}s: kubeconfig {layout.kubeconfig}, "
+          f"charts {layout.chart_repo_url}, {cluster.version(layout)}")
+    print("simulated: nodes and containers (kwok); real: API server, scheduler, controllers, admission")
+    return 0
+
+
+def cmd_down(layout: Layout) -> int:
+    started = time.monotonic()
+    stopped = processes.stop_all(layout)
+    layout.remove_state()
+    print(f"testbed down in {time.monotonic() - started:.1f}s (stopped: {', '.join(stopped) or 'nothing'})")
+    return 0
+
+
+def cmd_status(layout: Layout) -> int:
+    alive = processes.running(layout)
+    if not alive:
+        print("testbed not running")
+        return 1
+    print("running: " + ", ".join(f"{name} (pid {pid})" for name, pid in alive))
+    print(cluster.version(layout))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    up = sub.add_parser("up", help="start the testbed")
+    up.add_argument("--ttl", type=int, default=int(os.environ.get("GPUCI_TESTBED_TTL", "10800")),
+                    help="stop everything after this many seconds (default 3 h)")
+    sub.add_parser("down", help="stop the testbed and remove its state")
+    sub.add_parser("status", help="show what runs")
+    wd = sub.add_parser("_watchdog", help=argparse.SUPPRESS)
+    wd.add_argument("--ttl", type=int, required=True)
+    args = parser.parse_args(argv)
+
+    layout = Layout.from_environment()
+    if args.command == "up":
+        try:
+            return cmd_up(layout, args.ttl)
+        except Exception:
+            print("testbed failed to start; stopping what was started. Logs: " + str(layout.logs), file=sys.stderr)
+            processes.stop_all(layout)
+            raise
+    if args.command == "down":
+        return cmd_down(layout)
+    if args.command == "status":
+        return cmd_status(layout)
+    processes.watchdog(layout, args.ttl)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
