@@ -69,22 +69,6 @@ def merge_tolerations(*groups):
     return merged
 
 
-def gitlab_toleration_map(tolerations):
-    """Tolerations in the shape of GitLab's ``[runners.kubernetes.node_tolerations]``.
-
-    GitLab reads ``"key=value" = "Effect"`` as operator Equal and
-    ``"key" = "Effect"`` as operator Exists; an empty effect tolerates all.
-    """
-    result = {}
-    for toleration in tolerations:
-        if toleration["operator"] == "Equal":
-            name = "%s=%s" % (toleration["key"], toleration["value"])
-        else:
-            name = toleration["key"]
-        result[name] = toleration.get("effect", "")
-    return result
-
-
 def cpu_only_affinity():
     """A required node affinity that keeps a pod off GPU and /dev/dri nodes.
 

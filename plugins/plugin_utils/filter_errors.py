@@ -1,0 +1,26 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Turn a plain builder into an Ansible filter that reports errors the Ansible way."""
+
+from __future__ import annotations
+
+import functools
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpuci.runners.plugins.module_utils.rendering import MissingLibraryError
+from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError
+
+
+def as_filter(filter_name, builder):
+    """Wrap ``builder(value, gpu_classes=None)``; errors name the filter, field and value."""
+
+    @functools.wraps(builder)
+    def run(value, gpu_classes=None):
+        try:
+            return builder(value, gpu_classes)
+        except (ValidationError, MissingLibraryError) as error:
+            raise AnsibleFilterError("gpuci.runners.%s: %s" % (filter_name, error))
+
+    return run
