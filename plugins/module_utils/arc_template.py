@@ -19,7 +19,7 @@ import re
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_classes import merged_classes
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_request import resolve_gpu_request
 from ansible_collections.gpuci.runners.plugins.module_utils.pod_patch import container_patch, placement, pod_volumes
-from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import ARC_SCALE_SET_KEYS
+from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import ARC_SCALE_SET_KEYS, ARC_SECRET_KEYS
 from ansible_collections.gpuci.runners.plugins.module_utils.rendering import to_yaml
 from ansible_collections.gpuci.runners.plugins.module_utils.scheduling import cpu_only_affinity
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
@@ -29,6 +29,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     child,
     optional_choice,
     optional_int,
+    optional_secret,
     optional_str,
     optional_str_list,
     reject_unknown_keys,
@@ -127,9 +128,10 @@ def _check_name(scale_set, path):
 
 def _check_caller_keys(scale_set, path):
     """Type checks for the keys the arc_runners role reads (not rendered here)."""
-    for key in ("namespace", "github_config_url", "github_config_secret", "github_token",
-                "github_app_private_key", "runner_group"):
+    for key in ("namespace", "github_config_url", "github_config_secret", "runner_group"):
         optional_str(scale_set, key, path)
+    for key in sorted(ARC_SECRET_KEYS):
+        optional_secret(scale_set, key, path)
     for key in ("github_app_id", "github_app_installation_id"):
         value = scale_set.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, (str, int))):

@@ -17,7 +17,7 @@ from __future__ import annotations
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_classes import merged_classes
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_request import resolve_gpu_request
 from ansible_collections.gpuci.runners.plugins.module_utils.pod_patch import container_patch, pod_volumes
-from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import GITLAB_POOL_KEYS
+from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import GITLAB_POOL_KEYS, GITLAB_SECRET_KEYS
 from ansible_collections.gpuci.runners.plugins.module_utils.rendering import to_json, to_toml
 from ansible_collections.gpuci.runners.plugins.module_utils.scheduling import cpu_only_affinity
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
@@ -27,6 +27,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     optional_choice,
     optional_int,
     optional_mapping,
+    optional_secret,
     optional_str,
     optional_str_list,
     reject_unknown_keys,
@@ -138,7 +139,8 @@ def _toleration_map(tolerations, path):
 def _check_caller_keys(pool, path):
     """Type checks for the keys the gitlab_runner role reads (not rendered here)."""
     optional_str(pool, "gitlab_url", path)
-    optional_str(pool, "token", path)
+    for key in sorted(GITLAB_SECRET_KEYS):
+        optional_secret(pool, key, path)
     optional_int(pool, "concurrent", path, minimum=1)
     optional_choice(pool, "state", path, ("present", "absent"))
     optional_str_list(pool, "tags", path)

@@ -71,14 +71,13 @@ def require_mapping(value, path):
 
 
 def reject_unknown_keys(mapping, known, path):
-    """Refuse keys outside ``known`` so that typos fail instead of being ignored."""
+    """Refuse keys outside ``known`` so that typos fail instead of being ignored.
+
+    The value is not shown: a misspelt ``token`` must not end up in a log.
+    """
     for key in sorted(mapping, key=str):
         if key not in known:
-            raise ValidationError(
-                child(path, key),
-                "unknown key; known keys: %s" % ", ".join(sorted(known)),
-                mapping[key],
-            )
+            raise ValidationError(child(path, key), "unknown key; known keys: %s" % ", ".join(sorted(known)))
 
 
 def optional_str(mapping, key, path, default=None, allow_empty=False):
@@ -90,6 +89,13 @@ def optional_str(mapping, key, path, default=None, allow_empty=False):
     if not value and not allow_empty:
         raise ValidationError(child(path, key), "must not be empty", value)
     return str(value)
+
+
+def optional_secret(mapping, key, path):
+    """Like optional_str, but errors never show the value."""
+    value = mapping.get(key)
+    if value is not None and (not isinstance(value, str) or not value):
+        raise ValidationError(child(path, key), "must be a non-empty string (value not shown: it is a secret)")
 
 
 def required_str(mapping, key, path):

@@ -1,0 +1,39 @@
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Make the collection importable as ansible_collections.gpuci.runners, and share helpers.
+
+`make venv` links this checkout as .collections/ansible_collections/gpuci/runners.
+Golden files live in tests/unit/golden/; run with GPUCI_UPDATE_GOLDEN=1 to
+rewrite them after an intended change, then review the diff.
+"""
+
+import os
+import pathlib
+import sys
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+COLLECTIONS = REPO / ".collections"
+GOLDEN = pathlib.Path(__file__).resolve().parent / "golden"
+
+if not (COLLECTIONS / "ansible_collections" / "gpuci" / "runners").exists():
+    raise RuntimeError("%s is missing: run `make venv` first" % (COLLECTIONS / "ansible_collections/gpuci/runners"))
+if str(COLLECTIONS) not in sys.path:
+    sys.path.insert(0, str(COLLECTIONS))
+
+
+@pytest.fixture
+def golden():
+    """Compare rendered text with a golden file (or rewrite it when asked)."""
+
+    def check(relative_path, text):
+        path = GOLDEN / relative_path
+        if os.environ.get("GPUCI_UPDATE_GOLDEN") == "1":
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        assert path.exists(), "golden file %s is missing (GPUCI_UPDATE_GOLDEN=1 writes it)" % path
+        assert text == path.read_text(), "rendering differs from %s" % path
+        return path
+
+    return check

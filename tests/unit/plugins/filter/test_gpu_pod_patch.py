@@ -1,0 +1,166 @@
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+import copy
+
+import pytest
+
+from ansible_collections.gpuci.runners.plugins.module_utils.pod_patch import gpu_pod_patch
+from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError
+
+GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+DRI_TOLERATION = {"key": "gpuci.runners/dri", "operator": "Exists", "effect": "NoSchedule"}
+
+
+def gpu_limits(patch, container="build"):
+    (entry,) = [c for c in patch["containers"] if c["name"] == container]
+    assert entry["resources"]["requests"] == entry["resources"]["limits"]
+    return entry["resources"]["limits"]
+
+
+def test_l40s_one_gpu():
+    assert gpu_pod_patch({"gpu_class": "l40s", "gpus": 1}) == {
+        "containers": [
+            {
+                "name": "build",
+                "resources": {"requests": {"nvidia.com/gpu": "1"}, "limits": {"nvidia.com/gpu": "1"}},
+            }
+        ],
+        "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-L40S"},
+        "tolerations": [GPU_TOLERATION],
+        "runtimeClassName": "nvidia",
+    }
+
+
+def test_gpus_default_to_one_and_are_string_quantities():
+    assert gpu_limits(gpu_pod_patch({"gpu_class": "a10"})) == {"nvidia.com/gpu": "1"}
+    assert gpu_limits(gpu_pod_patch({"gpu_class": "h100", "gpus": 4})) == {"nvidia.com/gpu": "4"}
+
+
+@pytest.mark.parametrize("gpu_class, profile", [("a100", "1g.10gb"), ("a100-40gb", "3g.20gb"), ("h100", "7g.80gb")])
+def test_mig_profile_requests_the_mixed_strategy_resource(gpu_class, profile):
+    patch = gpu_pod_patch({"gpu_class": gpu_class, "mig_profile": profile})
+    assert gpu_limits(patch) == {"nvidia.com/mig-%s" % profile: "1"}
+    assert "nvidia.com/gpu" not in gpu_limits(patch)
+
+
+def test_dri_lane_mounts_dev_dri_and_requests_nothing():
+    patch = gpu_pod_patch({"gpu_class": "dri"})
+    assert patch == {
+        "containers": [{"name": "build", "volumeMounts": [{"name": "dev-dri", "mountPath": "/dev/dri"}]}],
+        "volumes": [{"name": "dev-dri", "hostPath": {"path": "/dev/dri", "type": "Directory"}}],
+        "nodeSelector": {"gpuci.runners/dri": "true"},
+        "tolerations": [DRI_TOLERATION],
+    }
+
+
+def test_dri_lane_takes_a_runtime_class_when_asked():
+    assert gpu_pod_patch({"gpu_class": "dri", "runtime_class": "nvidia"})["runtimeClassName"] == "nvidia"
+
+
+def test_class_serving_both_lanes_defaults_to_cuda():
+    classes = {"l40s": {"lanes": ["cuda", "dri"]}}
+    assert "resources" in gpu_pod_patch({"gpu_class": "l40s"}, classes)["containers"][0]
+    dri = gpu_pod_patch({"gpu_class": "l40s", "lane": "dri"}, classes)
+    assert "resources" not in dri["containers"][0]
+    assert dri["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-L40S"}
+
+
+def test_empty_runtime_class_means_none():
+    assert "runtimeClassName" not in gpu_pod_patch({"gpu_class": "l40s", "runtime_class": ""})
+
+
+def test_custom_runtime_class_and_container():
+    patch = gpu_pod_patch({"gpu_class": "a10", "runtime_class": "nvidia-cdi", "container": "runner"})
+    assert patch["runtimeClassName"] == "nvidia-cdi"
+    assert patch["containers"][0]["name"] == "runner"
+
+
+def test_privileged_only_on_request():
+    assert "securityContext" not in gpu_pod_patch({"gpu_class": "l40s"})["containers"][0]
+    assert "securityContext" not in gpu_pod_patch({"gpu_class": "l40s", "privileged": False})["containers"][0]
+    patch = gpu_pod_patch({"gpu_class": "l40s", "privileged": True})
+    assert patch["containers"][0]["securityContext"] == {"privileged": True}
+
+
+def test_pool_node_selector_merges_over_the_class():
+    patch = gpu_pod_patch({"gpu_class": "a100", "node_selector": {"pool": "ci", "nvidia.com/gpu.product": "X"}})
+    assert patch["nodeSelector"] == {"nvidia.com/gpu.product": "X", "pool": "ci"}
+
+
+def test_tolerations_class_first_then_pool_without_duplicates():
+    extra = {"key": "ci", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
+    patch = gpu_pod_patch({"gpu_class": "l40s", "tolerations": [dict(GPU_TOLERATION), {"key": "ci", "value": "gpu", "effect": "NoSchedule"}]})
+    assert patch["tolerations"] == [GPU_TOLERATION, extra]
+
+
+def test_user_class_from_inventory():
+    classes = {"l4": {"product": "NVIDIA-L4", "lanes": ["cuda"]}}
+    patch = gpu_pod_patch({"gpu_class": "l4", "gpus": 2}, classes)
+    assert patch["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-L4"}
+    assert gpu_limits(patch) == {"nvidia.com/gpu": "2"}
+
+
+def test_whole_pools_and_scale_sets_are_accepted():
+    gitlab_pool = {"name": "gpu", "token": "t", "namespace": "ci", "gpu_class": "l40s", "hpa": {}, "tags": ["gpu"]}
+    scale_set = {"name": "gpu", "github_token": "t", "container_mode": "dind", "gpu_class": "l40s", "labels": ["gpu"]}
+    assert gpu_pod_patch(gitlab_pool) == gpu_pod_patch(scale_set) == gpu_pod_patch({"gpu_class": "l40s"})
+
+
+def test_inputs_are_not_mutated():
+    pool = {"gpu_class": "l40s", "node_selector": {"a": "b"}, "tolerations": [{"key": "x"}]}
+    classes = {"l40s": {"tolerations": [{"key": "y"}]}}
+    before = copy.deepcopy((pool, classes))
+    patch = gpu_pod_patch(pool, classes)
+    patch["nodeSelector"]["c"] = "d"
+    patch["tolerations"][0]["key"] = "z"
+    assert (pool, classes) == before
+
+
+BAD_POOLS = [
+    ("l40s", ["pool:", "must be a mapping", "'l40s'"]),
+    ({"gpu_clas": "l40s"}, ["pool.gpu_clas:", "unknown key"]),
+    ({"gpus": 1}, ["pool.gpu_class:", "is required"]),
+    ({"gpu_class": "v100"}, ["pool.gpu_class:", "unknown GPU class", "'v100'"]),
+    ({"gpu_class": ["l40s"]}, ["pool.gpu_class:", "['l40s']"]),
+    ({"gpu_class": "l40s", "gpus": 0}, ["pool.gpus:", ">= 1", "(got 0)"]),
+    ({"gpu_class": "l40s", "gpus": -2}, ["pool.gpus:", "(got -2)"]),
+    ({"gpu_class": "l40s", "gpus": "1"}, ["pool.gpus:", "integer", "'1'"]),
+    ({"gpu_class": "l40s", "gpus": True}, ["pool.gpus:", "integer", "True"]),
+    ({"gpu_class": "l40s", "gpus": 1.5}, ["pool.gpus:", "integer", "1.5"]),
+    ({"gpu_class": "a100", "gpus": 1, "mig_profile": "1g.10gb"}, ["pool.mig_profile:", "gpus", "'1g.10gb'"]),
+    ({"gpu_class": "l40s", "mig_profile": "1g.10gb"}, ["pool.mig_profile:", "no such MIG profile", "none", "'1g.10gb'"]),
+    ({"gpu_class": "a100", "mig_profile": "1g.5gb"}, ["pool.mig_profile:", "7g.80gb", "'1g.5gb'"]),
+    ({"gpu_class": "a100", "mig_profile": 3}, ["pool.mig_profile:", "string", "3"]),
+    ({"gpu_class": "l40s", "lane": "vulkan"}, ["pool.lane:", "one of cuda, dri", "'vulkan'"]),
+    ({"gpu_class": "l40s", "lane": "dri"}, ["pool.lane:", "serves only the lanes cuda", "'dri'"]),
+    ({"gpu_class": "dri", "lane": "cuda"}, ["pool.lane:", "serves only the lanes dri", "'cuda'"]),
+    ({"gpu_class": "dri", "gpus": 1}, ["pool.gpus:", "dri lane", "(got 1)"]),
+    ({"gpu_class": "dri", "mig_profile": "1g.10gb"}, ["pool.mig_profile:", "dri lane", "'1g.10gb'"]),
+    ({"gpu_class": "l40s", "node_selector": ["a=b"]}, ["pool.node_selector:", "mapping", "['a=b']"]),
+    ({"gpu_class": "l40s", "node_selector": {"ci": True}}, ["pool.node_selector.ci:", "string", "True"]),
+    ({"gpu_class": "l40s", "tolerations": {"key": "a"}}, ["pool.tolerations:", "list", "{'key': 'a'}"]),
+    ({"gpu_class": "l40s", "tolerations": ["a"]}, ["pool.tolerations[0]:", "mapping", "'a'"]),
+    ({"gpu_class": "l40s", "tolerations": [{"effect": "NoSchedule"}]}, ["pool.tolerations[0].key:", "is required"]),
+    ({"gpu_class": "l40s", "tolerations": [{"key": "a", "effect": "Never"}]}, ["pool.tolerations[0].effect:", "'Never'"]),
+    ({"gpu_class": "l40s", "tolerations": [{"key": "a", "operator": "In"}]}, ["pool.tolerations[0].operator:", "'In'"]),
+    ({"gpu_class": "l40s", "tolerations": [{"key": "a", "operator": "Exists", "value": "b"}]},
+     ["pool.tolerations[0].value:", "Exists", "'b'"]),
+    ({"gpu_class": "l40s", "tolerations": [{"key": "a", "operator": "Equal"}]}, ["pool.tolerations[0].value:", "is required"]),
+    ({"gpu_class": "l40s", "tolerations": [{"key": "a", "tolerationSeconds": 5}]}, ["pool.tolerations[0].tolerationSeconds:", "unknown key"]),
+    ({"gpu_class": "l40s", "runtime_class": 5}, ["pool.runtime_class:", "string", "5"]),
+    ({"gpu_class": "l40s", "privileged": "yes"}, ["pool.privileged:", "true or false", "'yes'"]),
+    ({"gpu_class": "l40s", "container": ""}, ["pool.container:", "empty", "''"]),
+]
+
+
+@pytest.mark.parametrize("pool, expected", BAD_POOLS)
+def test_bad_pool(pool, expected):
+    with pytest.raises(ValidationError) as error:
+        gpu_pod_patch(pool)
+    for text in expected:
+        assert text in str(error.value)
+
+
+def test_bad_gpu_classes_argument():
+    with pytest.raises(ValidationError, match=r"gpu_classes\.l40s\.lanes\[0\]: unknown lane.*'opengl'"):
+        gpu_pod_patch({"gpu_class": "l40s"}, {"l40s": {"lanes": ["opengl"]}})

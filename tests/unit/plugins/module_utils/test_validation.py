@@ -1,0 +1,66 @@
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+import collections
+
+import pytest
+
+from ansible_collections.gpuci.runners.plugins.module_utils.scheduling import check_toleration, merge_tolerations
+from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
+    ValidationError,
+    check_int,
+    plain,
+    reject_unknown_keys,
+)
+
+
+class TaggedStr(str):
+    """Stands in for the str subclasses Ansible hands to filters."""
+
+
+def test_error_names_path_reason_and_value():
+    error = ValidationError("pool.gpus", "must be an integer >= 1", 0)
+    assert str(error) == "pool.gpus: must be an integer >= 1 (got 0)"
+    assert (error.path, error.value) == ("pool.gpus", 0)
+
+
+def test_error_without_value():
+    assert str(ValidationError("pool.name", "is required")) == "pool.name: is required"
+
+
+def test_plain_strips_subclasses():
+    data = collections.OrderedDict([(TaggedStr("a"), [TaggedStr("b"), (1, True)])])
+    result = plain(data)
+    assert result == {"a": ["b", [1, True]]}
+    assert type(result) is dict
+    assert type(list(result)[0]) is str
+    assert type(result["a"][0]) is str
+
+
+@pytest.mark.parametrize("value", [True, "1", 1.0, None])
+def test_check_int_refuses_non_ints(value):
+    with pytest.raises(ValidationError, match="must be an integer"):
+        check_int(value, "x")
+
+
+def test_unknown_key_error_hides_the_value():
+    with pytest.raises(ValidationError) as error:
+        reject_unknown_keys({"tokn": "glrt-secret"}, {"token"}, "pool")
+    assert "pool.tokn" in str(error.value)
+    assert "glrt-secret" not in str(error.value)
+
+
+@pytest.mark.parametrize(
+    "toleration, expected",
+    [
+        ({"key": "a"}, {"key": "a", "operator": "Exists"}),
+        ({"key": "a", "value": "b", "effect": "NoExecute"}, {"key": "a", "operator": "Equal", "value": "b", "effect": "NoExecute"}),
+    ],
+)
+def test_toleration_operator_is_made_explicit(toleration, expected):
+    assert check_toleration(toleration, "t") == expected
+
+
+def test_merge_tolerations_keeps_order_and_drops_duplicates():
+    a = {"key": "a", "operator": "Exists"}
+    b = {"key": "b", "operator": "Exists"}
+    assert merge_tolerations([a, b], [b, a, {"key": "c", "operator": "Exists"}]) == [a, b, {"key": "c", "operator": "Exists"}]
