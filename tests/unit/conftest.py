@@ -12,6 +12,7 @@ import pathlib
 import sys
 
 import pytest
+import yaml
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 COLLECTIONS = REPO / ".collections"
@@ -35,5 +36,30 @@ def golden():
         assert path.exists(), "golden file %s is missing (GPUCI_UPDATE_GOLDEN=1 writes it)" % path
         assert text == path.read_text(), "rendering differs from %s" % path
         return path
+
+    return check
+
+
+class GoldenDumper(yaml.SafeDumper):
+    """YAML that passes yamllint: document start, indented lists, block text."""
+
+    def increase_indent(self, flow=False, indentless=False):
+        return super(GoldenDumper, self).increase_indent(flow, False)
+
+
+def _represent_str(dumper, data):
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|" if "\n" in data else None)
+
+
+GoldenDumper.add_representer(str, _represent_str)
+
+
+@pytest.fixture
+def golden_yaml(golden):
+    """Dump data to YAML, compare with the golden file, return the golden file parsed back."""
+
+    def check(relative_path, data):
+        text = yaml.dump(data, Dumper=GoldenDumper, default_flow_style=False, sort_keys=True, explicit_start=True)
+        return yaml.safe_load(golden(relative_path, text).read_text())
 
     return check

@@ -1,0 +1,93 @@
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The thin filter layer: names, error wrapping, and the documentation sidecars."""
+
+import importlib
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+import yaml
+from ansible.errors import AnsibleFilterError
+
+REPO = pathlib.Path(__file__).resolve().parents[4]
+FILTER_DIR = REPO / "plugins" / "filter"
+FILTERS = ["arc_runner_template", "gitlab_runner_config", "gpu_pod_patch", "time_slicing_config"]
+
+
+def load(name):
+    module = importlib.import_module("ansible_collections.gpuci.runners.plugins.filter.%s" % name)
+    filters = module.FilterModule().filters()
+    assert list(filters) == [name]
+    return filters[name]
+
+
+def test_every_filter_file_is_listed():
+    assert sorted(path.stem for path in FILTER_DIR.glob("*.py")) == FILTERS
+
+
+@pytest.mark.parametrize(
+    "name, value, expected",
+    [
+        ("gpu_pod_patch", {"gpu_class": "l40s", "gpus": 0}, "gpuci.runners.gpu_pod_patch: pool.gpus: must be an integer >= 1 (got 0)"),
+        ("gitlab_runner_config", {"name": "x", "gpu_class": "v100"}, "gpuci.runners.gitlab_runner_config: pool.gpu_class: unknown GPU class"),
+        ("arc_runner_template", {"name": "x", "container_mode": "podman"}, "gpuci.runners.arc_runner_template: scale_set.container_mode:"),
+        ("time_slicing_config", {"l40s": True}, "gpuci.runners.time_slicing_config: replicas.l40s: must be an integer"),
+    ],
+)
+def test_errors_name_the_filter_field_and_value(name, value, expected):
+    with pytest.raises(AnsibleFilterError) as error:
+        load(name)(value)
+    assert expected in str(error.value)
+
+
+def test_gpu_classes_is_positional_and_keyword():
+    gpu_pod_patch = load("gpu_pod_patch")
+    classes = {"l4": {"product": "NVIDIA-L4", "lanes": ["cuda"]}}
+    assert gpu_pod_patch({"gpu_class": "l4"}, classes) == gpu_pod_patch({"gpu_class": "l4"}, gpu_classes=classes)
+
+
+def test_bad_gpu_classes_argument_is_reported():
+    with pytest.raises(AnsibleFilterError, match=r"gpuci.runners.gpu_pod_patch: gpu_classes\.l40s\.vram: unknown key"):
+        load("gpu_pod_patch")({"gpu_class": "l40s"}, {"l40s": {"vram": 48}})
+
+
+def test_missing_tomli_w_is_reported(monkeypatch):
+    monkeypatch.setitem(sys.modules, "tomli_w", None)  # makes `import tomli_w` fail
+    with pytest.raises(AnsibleFilterError, match="gitlab_runner_config: .*tomli-w"):
+        load("gitlab_runner_config")({"name": "x"})
+
+
+@pytest.mark.parametrize("name", FILTERS)
+def test_sidecar_documents_the_filter(name):
+    sidecar = yaml.safe_load((FILTER_DIR / ("%s.yml" % name)).read_text())
+    assert sidecar["DOCUMENTATION"]["name"] == name
+    assert set(sidecar["DOCUMENTATION"]["options"]) == {"_input", "gpu_classes"}
+    assert sidecar["DOCUMENTATION"]["positional"] == "gpu_classes"
+    examples = yaml.safe_load(sidecar["EXAMPLES"])
+    assert examples and all("gpuci.runners.%s" % name in json.dumps(task) for task in examples)
+    assert "_value" in sidecar["RETURN"]
+
+
+def ansible_doc():
+    local = pathlib.Path(sys.executable).parent / "ansible-doc"
+    return str(local) if local.exists() else shutil.which("ansible-doc")
+
+
+@pytest.mark.skipif(ansible_doc() is None, reason="ansible-doc is not installed")
+def test_ansible_doc_renders_every_filter():
+    env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"))
+    names = ["gpuci.runners.%s" % name for name in FILTERS]
+    result = subprocess.run(
+        [ansible_doc(), "-t", "filter", "--json"] + names,
+        cwd=str(REPO), env=env, capture_output=True, text=True, check=True,
+    )
+    docs = json.loads(result.stdout)
+    assert sorted(docs) == names
+    for name in names:
+        assert docs[name]["doc"]["description"]
+        assert "gpuci.runners." in docs[name]["examples"]
