@@ -137,7 +137,7 @@ class Playbooks:
         env = dict(os.environ, ANSIBLE_CONFIG=str(REPO_ROOT / "ansible.cfg"), ANSIBLE_FORCE_COLOR="0",
                    ANSIBLE_NOCOLOR="1", GPUCI_KUBECONFIG=str(self.cluster.kubeconfig))
         try:
-            proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+            proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False)
         finally:
             os.unlink(handle.name)
         return PlaybookRun(proc.returncode, proc.stdout + proc.stderr)

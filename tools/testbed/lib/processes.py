@@ -25,7 +25,7 @@ def _read(layout: Layout, name: str) -> tuple[int, str] | None:
     path = _pid_file(layout, name)
     if not path.exists():
         return None
-    pid, _, cmdline = path.read_text().partition("\n")
+    pid, cmdline = path.read_text().split("\n", 1)
     return int(pid), cmdline
 
 
@@ -69,14 +69,14 @@ def stop_all(layout: Layout, grace: float = 8.0) -> list[str]:
             targets.append((name, *record))
             os.kill(record[0], signal.SIGTERM)
     deadline = time.monotonic() + grace
-    for name, pid, cmdline in targets:
+    for _name, pid, cmdline in targets:
         while _alive(pid, cmdline) and time.monotonic() < deadline:
             time.sleep(0.1)
         if _alive(pid, cmdline):
             os.kill(pid, signal.SIGKILL)
-    for name, pid, cmdline in targets:
-        _reap(pid)
-    return [name for name, _, _ in targets]
+    for target in targets:
+        _reap(target[1])
+    return [target[0] for target in targets]
 
 
 def _reap(pid: int) -> None:

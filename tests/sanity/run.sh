@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# ansible-test sanity needs the collection under .../ansible_collections/gpuci/runners:
+# copy the tracked (and new, unignored) files there and run it on the copy.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+dest=$work/ansible_collections/gpuci/runners
+mkdir -p "$dest"
+(cd "$root" && git ls-files -co --exclude-standard -z | xargs -0 tar -cf - 2>/dev/null) | tar -xf - -C "$dest"
+cd "$dest"
+# ansible-test bootstraps pip in its venvs with a script from a host CI cannot
+# reach; put the offline stand-in where it looks first (any pip version it wants).
+pip_version=$("$root/.venv/bin/python" - <<'PY'
+from ansible_test._internal.python_requirements import get_venv_packages
+from ansible_test._internal.host_configs import NativePythonConfig
+print(get_venv_packages(NativePythonConfig(version="3.11"))["pip"])
+PY
+)
+mkdir -p ~/.ansible/test/cache
+cp "$root/tests/sanity/get_pip_offline.py" ~/.ansible/test/cache/"get_pip_${pip_version//./_}.py"
+# Only the venv's Python: ansible-test must not try to provision other interpreters.
+"$root/.venv/bin/ansible-test" sanity --python 3.11 --color no "$@"
