@@ -43,11 +43,12 @@ testbed-down: venv
 	$(TESTBED) down
 
 units: venv
-	$(BIN)/pytest -q tests/unit
+	$(BIN)/pytest -q tests/unit tests/roles
 
 lint: venv
 	$(BIN)/yamllint -s .
 	$(BIN)/ansible-lint
+	$(BIN)/antsibull-changelog lint
 
 sanity: venv
 	bash tests/sanity/run.sh
@@ -55,7 +56,7 @@ sanity: venv
 integration: venv build-testbed
 	$(BIN)/pytest -q tests/integration
 
-test: units lint sanity integration
+test: units lint sanity integration host-tests
 
 demo: venv build-testbed
 	bash tools/demo.sh
@@ -65,3 +66,6 @@ bench: venv build-testbed
 
 clean:
 	rm -rf $(VENV) .collections .testbed
+
+host-tests: venv
+	bash tests/host/run.sh
