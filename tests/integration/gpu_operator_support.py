@@ -1,0 +1,112 @@
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""What the gpu_operator tests read from the testbed, and a throw-away inventory.
+
+Other engineers' tests share the testbed, so "the cluster is unchanged" is
+checked on the objects this role could touch, not on a full snapshot.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from kubernetes.client.rest import ApiException
+
+from helpers import LOCAL_INVENTORY, Cluster
+
+NAMESPACE = "gpu-operator-it"
+RELEASE = "gpu-operator-it"
+DEVICE_PLUGIN_LABEL = "nvidia.com/device-plugin.config"
+MARKER_LABEL = "gpuci.runners/time-slicing"
+OUR_SELECTOR = ("app.kubernetes.io/part-of=gpuci-runners,app.kubernetes.io/component=gpu-operator,"
+                f"app.kubernetes.io/instance={RELEASE}")
+CHART_CRDS = ("clusterpolicies.nvidia.com", "nvidiadrivers.nvidia.com", "nodefeatures.nfd.k8s-sigs.io")
+NAMESPACED_KINDS = (("v1", "ConfigMap"), ("v1", "Secret"), ("v1", "ServiceAccount"), ("apps/v1", "Deployment"),
+                    ("apps/v1", "DaemonSet"), ("rbac.authorization.k8s.io/v1", "Role"))
+CLUSTER_KINDS = (("node.k8s.io/v1", "RuntimeClass"), ("rbac.authorization.k8s.io/v1", "ClusterRole"),
+                 ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"))
+
+
+def role_objects(cluster: Cluster) -> dict[tuple[str, str], str]:
+    """(kind, name) -> resourceVersion of everything the role or its chart may create."""
+    objects: dict[tuple[str, str], str] = {}
+    namespace = cluster.get("v1", "Namespace", NAMESPACE)
+    if namespace:
+        objects[("Namespace", NAMESPACE)] = namespace["metadata"]["resourceVersion"]
+        for api_version, kind in NAMESPACED_KINDS:
+            for item in cluster.list(api_version, kind, namespace=NAMESPACE):
+                objects[(kind, item["metadata"]["name"])] = item["metadata"]["resourceVersion"]
+    for api_version, kind in CLUSTER_KINDS:
+        for item in cluster.list(api_version, kind):
+            name = item["metadata"]["name"]
+            if kind == "RuntimeClass" or "gpu-operator" in name or "node-feature-discovery" in name:
+                objects[(kind, name)] = item["metadata"]["resourceVersion"]
+    for policy in cluster_policies(cluster):
+        objects[("ClusterPolicy", policy["metadata"]["name"])] = policy["metadata"]["resourceVersion"]
+    for node in cluster.core.list_node().items:
+        labels = node.metadata.labels or {}
+        if DEVICE_PLUGIN_LABEL in labels or MARKER_LABEL in labels:
+            objects[("NodeLabel", node.metadata.name)] = labels.get(DEVICE_PLUGIN_LABEL, "")
+    return objects
+
+
+def cluster_policies(cluster: Cluster) -> list[dict]:
+    try:
+        return cluster.list("nvidia.com/v1", "ClusterPolicy")
+    except Exception:  # the CRD is not installed (yet, or any more)
+        return []
+
+
+def cluster_policy_spec(cluster: Cluster) -> dict:
+    policy = cluster.get("nvidia.com/v1", "ClusterPolicy", "cluster-policy")
+    assert policy is not None, "ClusterPolicy cluster-policy is missing"
+    return policy["spec"]
+
+
+def helm_releases(cluster: Cluster) -> list[str]:
+    """Names of Helm release records (Secrets owned by Helm) in our namespace."""
+    try:
+        secrets = cluster.core.list_namespaced_secret(NAMESPACE, label_selector=f"owner=helm,name={RELEASE}")
+    except ApiException as err:
+        if err.status == 404:
+            return []
+        raise
+    return [s.metadata.name for s in secrets.items]
+
+
+def time_slicing_replicas(cluster: Cluster, configmap: str) -> dict[str, dict[str, int]]:
+    """Device plugin ConfigMap -> {config name: {resource: replicas}} (1 = not shared)."""
+    data = cluster.core.read_namespaced_config_map(configmap, NAMESPACE).data
+    replicas = {}
+    for config_name, text in data.items():
+        config = yaml.safe_load(text)
+        resources = config.get("sharing", {}).get("timeSlicing", {}).get("resources", [])
+        replicas[config_name] = {r["name"]: r["replicas"] for r in resources}
+    return replicas
+
+
+def our_leftovers(cluster: Cluster) -> list[str]:
+    """Everything of ours still on the cluster after teardown, as readable strings."""
+    left = [f"helm release record {name}" for name in helm_releases(cluster)]
+    if cluster.get("v1", "Namespace", NAMESPACE):
+        left.append(f"namespace {NAMESPACE}")
+    left += [f"RuntimeClass {rc['metadata']['name']}"
+             for rc in cluster.list("node.k8s.io/v1", "RuntimeClass", label_selector=OUR_SELECTOR)]
+    left += [f"ConfigMap {cm['metadata']['namespace']}/{cm['metadata']['name']}"
+             for cm in cluster.list("v1", "ConfigMap", label_selector=OUR_SELECTOR)]
+    left += [f"node label on {node.metadata.name}"
+             for node in cluster.core.list_node(label_selector=f"{MARKER_LABEL}={RELEASE}").items]
+    left += [f"ClusterPolicy {p['metadata']['name']}" for p in cluster_policies(cluster)
+             if p["metadata"].get("annotations", {}).get("meta.helm.sh/release-name") == RELEASE]
+    return left
+
+
+def inventory_with_gpu_hosts(tmp_path: Path, gpu_hosts: dict) -> Path:
+    """The local inventory plus GPU hosts with the given host vars (not reached: only read)."""
+    inventory = tmp_path / "inventory"
+    inventory.mkdir()
+    (inventory / "group_vars").symlink_to(LOCAL_INVENTORY / "group_vars")
+    hosts = yaml.safe_load((LOCAL_INVENTORY / "hosts.yml").read_text())
+    hosts["all"]["children"]["gpu_hosts"] = {"hosts": gpu_hosts}
+    (inventory / "hosts.yml").write_text(yaml.safe_dump(hosts))
+    return inventory

@@ -1,0 +1,185 @@
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""roles/gpu_operator against the testbed, with the real gpu-operator chart.
+
+Two seed setups run the full cycle: check mode (nothing changes), converge,
+converge again (no change), the ClusterPolicy the chart rendered and the
+time-slicing ConfigMap carry the chosen settings, teardown leaves nothing of
+ours. Every preflight contradiction fails before the cluster is touched.
+The operator's operands never run here (kwok runs no containers).
+"""
+from __future__ import annotations
+
+import pytest
+
+from gpu_operator_support import (
+    DEVICE_PLUGIN_LABEL,
+    NAMESPACE,
+    OUR_SELECTOR,
+    RELEASE,
+    cluster_policy_spec,
+    helm_releases,
+    inventory_with_gpu_hosts,
+    our_leftovers,
+    role_objects,
+    time_slicing_replicas,
+)
+
+PLAYBOOK = "gpu_operator.yml"
+CONFIGMAP = "gpuci-device-plugin-config"
+# Pools of the runner roles as an inventory would declare them; the role
+# reads them to cross-check MIG and time-slicing.
+POOLS = [
+    {"name": "l40s", "gpu_class": "l40s"},
+    {"name": "a10", "gpu_class": "a10"},
+    {"name": "a100-mig", "gpu_class": "a100", "mig_profile": "1g.10gb"},
+]
+BASE = {"gpu_operator_namespace": NAMESPACE, "gpu_operator_release_name": RELEASE, "gitlab_runner_pools": POOLS}
+
+SETUPS = {
+    # Kubeflow / nvkind / AKS: the hosts bring driver and toolkit, CDI off.
+    "preinstalled": {
+        "gpu_operator_driver_enabled": False,
+        "gpu_operator_toolkit_enabled": False,
+        "gpu_operator_cdi_enabled": False,
+        "gpu_operator_time_slicing": {"a10": 2},
+    },
+    # Bare GPU nodes: the operator installs a pinned driver and the toolkit,
+    # here on rke2 (the toolkit gets rke2's containerd paths).
+    "operator-managed": {
+        "gpu_operator_driver_enabled": True,
+        "gpu_operator_driver_version": "580.105.08",
+        "gpu_operator_toolkit_enabled": True,
+        "gpu_operator_toolkit_version": "v1.17.8-ubuntu20.04",
+        "gpu_operator_cdi_enabled": True,
+        "gpu_operator_container_runtime": "rke2",
+        "gpu_operator_time_slicing": {"l40s": 4, "any": 2},
+    },
+}
+
+
+def teardown(playbooks, setup):
+    return playbooks.run(PLAYBOOK, extra_vars={**BASE, **setup, "gpu_operator_state": "absent"})
+
+
+@pytest.mark.parametrize("name", SETUPS)
+def test_converge_idempotent_and_teardown(testbed, playbooks, name):
+    setup = SETUPS[name]
+    extra = {**BASE, **setup}
+    assert not our_leftovers(testbed), "a previous run left objects behind"
+    torn_down = False
+    try:
+        before = role_objects(testbed)
+        playbooks.run(PLAYBOOK, extra_vars=extra, check=True).assert_ok()
+        assert role_objects(testbed) == before, "check mode changed the cluster"
+        assert not helm_releases(testbed)
+
+        first = playbooks.run(PLAYBOOK, extra_vars=extra).assert_ok()
+        assert first.changed > 0
+        second = playbooks.run(PLAYBOOK, extra_vars=extra).assert_ok()
+        assert second.changed == 0, f"second run changed something:\n{second.output[-4000:]}"
+
+        spec = cluster_policy_spec(testbed)
+        assert spec["driver"]["enabled"] is setup["gpu_operator_driver_enabled"]
+        assert spec["toolkit"]["enabled"] is setup["gpu_operator_toolkit_enabled"]
+        assert spec["cdi"]["enabled"] is setup["gpu_operator_cdi_enabled"]
+        assert spec["mig"]["strategy"] == "mixed"  # inventories/local: the A100 node is split mixed
+        assert spec["devicePlugin"]["config"] == {"name": CONFIGMAP, "default": "any"}
+        if setup["gpu_operator_driver_enabled"]:
+            assert spec["driver"]["version"] == setup["gpu_operator_driver_version"]
+        if setup["gpu_operator_toolkit_enabled"]:
+            assert spec["toolkit"]["version"] == setup["gpu_operator_toolkit_version"]
+            env = {e["name"]: e["value"] for e in spec["toolkit"]["env"]}
+            assert env["CONTAINERD_CONFIG"] == "/var/lib/rancher/rke2/agent/etc/containerd/config.toml.tmpl"
+            assert env["CONTAINERD_SOCKET"] == "/run/k3s/containerd/containerd.sock"
+            assert env["RUNTIME_CONFIG_SOURCE"] == "file=/var/lib/rancher/rke2/agent/etc/containerd/config.toml"
+
+        replicas = time_slicing_replicas(testbed, CONFIGMAP)
+        for key, count in setup["gpu_operator_time_slicing"].items():
+            assert replicas[key] == {"nvidia.com/gpu": count}
+        replicas.setdefault("any", {})  # `any` is always there, unshared unless asked
+        sliced_class = next(k for k in setup["gpu_operator_time_slicing"] if k != "any")
+        node = {"a10": "gpu-a10-0", "l40s": "gpu-l40s-0"}[sliced_class]
+        assert testbed.core.read_node(node).metadata.labels[DEVICE_PLUGIN_LABEL] == sliced_class
+
+        runtime_class = testbed.get("node.k8s.io/v1", "RuntimeClass", "nvidia")
+        assert runtime_class and runtime_class["handler"] == "nvidia"
+        operator = testbed.apps.read_namespaced_deployment("gpu-operator", NAMESPACE)
+        assert operator.status.available_replicas == 1
+
+        gone = teardown(playbooks, setup).assert_ok()
+        torn_down = True
+        assert gone.changed > 0
+        assert our_leftovers(testbed) == []
+        assert teardown(playbooks, setup).assert_ok().changed == 0
+    finally:
+        if not torn_down:
+            teardown(playbooks, setup)
+
+
+def test_turning_time_slicing_off_removes_config_and_labels(testbed, playbooks):
+    extra = {**BASE, "gpu_operator_time_slicing": {"l40s": 3}}
+    try:
+        playbooks.run(PLAYBOOK, extra_vars=extra).assert_ok()
+        assert time_slicing_replicas(testbed, CONFIGMAP)["l40s"] == {"nvidia.com/gpu": 3}
+        playbooks.run(PLAYBOOK, extra_vars={**extra, "gpu_operator_time_slicing": {}}).assert_ok()
+        assert testbed.list("v1", "ConfigMap", namespace=NAMESPACE, label_selector=OUR_SELECTOR) == []
+        assert DEVICE_PLUGIN_LABEL not in testbed.core.read_node("gpu-l40s-0").metadata.labels
+        assert "devicePlugin" not in cluster_policy_spec(testbed) or \
+            "config" not in cluster_policy_spec(testbed)["devicePlugin"]
+    finally:
+        teardown(playbooks, extra).assert_ok()
+    assert our_leftovers(testbed) == []
+
+
+BAD_INPUTS = {
+    "mig-none-with-mig-pools": (
+        {"gpu_operator_mig_strategy": "none"},
+        ["gpu_operator_mig_strategy is none", "a100-mig", "mixed"]),
+    "mig-single-with-mig-pools": (
+        {"gpu_operator_mig_strategy": "single"},
+        ["gpu_operator_mig_strategy is single", "a100-mig"]),
+    "time-slicing-unused-class": (
+        {"gpu_operator_time_slicing": {"h100": 2}},
+        ["gpu_operator_time_slicing sets replicas for h100", "no pool"]),
+    "time-slicing-zero-replicas": (
+        {"gpu_operator_time_slicing": {"l40s": 0}},
+        ["gpu_operator_time_slicing.l40s must be an integer >= 1"]),
+    "unknown-runtime-preset": (
+        {"gpu_operator_container_runtime": "k0s"},
+        ["gpu_operator_container_runtime", "k0s", "rke2"]),
+    "bad-type": (
+        {"gpu_operator_driver_enabled": "perhaps"},
+        ["gpu_operator_driver_enabled"]),
+    "values-override-a-variable": (
+        {"gpu_operator_values": {"driver": {"enabled": False}}},
+        ["gpu_operator_values.driver.enabled would override gpu_operator_driver_enabled"]),
+    "driver-version-without-driver": (
+        {"gpu_operator_driver_enabled": False, "gpu_operator_driver_version": "580.105.08"},
+        ["gpu_operator_driver_version", "disabled"]),
+}
+
+
+@pytest.mark.parametrize("case", BAD_INPUTS)
+def test_contradictions_fail_before_any_change(testbed, playbooks, case):
+    overrides, fragments = BAD_INPUTS[case]
+    before = role_objects(testbed)
+    playbooks.run(PLAYBOOK, extra_vars={**BASE, **overrides}).assert_failed_with(*fragments)
+    assert role_objects(testbed) == before
+    assert not helm_releases(testbed)
+
+
+def test_operator_toolkit_refused_on_hosts_with_their_own(testbed, playbooks, tmp_path):
+    inventory = inventory_with_gpu_hosts(tmp_path, {"a10-gpu-0": {"container_toolkit_version": "1.17.8-1"}})
+    before = role_objects(testbed)
+    run = playbooks.run(PLAYBOOK, inventory=inventory, extra_vars={**BASE, "gpu_operator_toolkit_enabled": True})
+    run.assert_failed_with("gpu_operator_toolkit_enabled is true", "a10-gpu-0", "container_toolkit_version")
+    assert role_objects(testbed) == before
+
+
+def test_removed_upstream_values_only_warn(testbed, playbooks):
+    values = {"operator": {"defaultRuntime": "containerd"}, "cdi": {"default": True}}
+    run = playbooks.run(PLAYBOOK, extra_vars={**BASE, "gpu_operator_values": values},
+                        check=True, tags="gpu_operator_preflight").assert_ok()
+    assert "WARNING: gpu_operator_values.operator.defaultRuntime is removed in v25.3" in run.output
+    assert "WARNING: gpu_operator_values.cdi.default is a no-op since v25.10" in run.output
