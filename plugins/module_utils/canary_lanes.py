@@ -1,0 +1,275 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The canary's lanes: which distinct GPU requests the runner pools and scale sets make.
+
+Several pools often ask for the same thing (one L40S on the cuda lane); the
+canary proves each distinct request once and remembers which pools and scale
+sets it serves. Given the cluster's nodes, each lane also says which nodes
+could take its job, so a lane without one fails before any Job is started.
+
+Only the fields the canary needs leave this module: tokens and keys that the
+pools carry for the runner roles are never copied.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_classes import merged_classes
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_request import resolve_gpu_request
+from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import (
+    ARC_SCALE_SET_KEYS,
+    GITLAB_POOL_KEYS,
+    GPU_REQUEST_KEYS,
+)
+from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
+    ValidationError,
+    child,
+    item,
+    optional_choice,
+    optional_str,
+    optional_str_list,
+    plain,
+    reject_unknown_keys,
+    require_mapping,
+    required_str,
+    type_name,
+)
+
+INPUT_KEYS = frozenset(("gitlab_pools", "arc_scale_sets", "nodes", "runtime_classes"))
+STATES = ("present", "absent")
+CONTAINER_MODES = ("none", "dind", "kubernetes")
+
+# How a node says that it is simulated (the testbed's kwok nodes).
+SIMULATED_LABEL = "gpuci.runners/simulated"
+KWOK_ANNOTATION = "kwok.x-k8s.io/node"
+
+# Kubernetes object names: a Job name becomes a label value (<= 63 chars).
+_NAME_LIMIT = 52
+_NOT_DNS = re.compile(r"[^a-z0-9-]+")
+
+
+def canary_lanes(spec, gpu_classes=None, path="canary"):
+    """Return one lane per distinct GPU request of the pools and scale sets.
+
+    ``spec`` holds ``gitlab_pools`` and ``arc_scale_sets`` (as the runner
+    roles take them) and, optionally, ``nodes`` (Node objects as the API
+    returns them) and ``runtime_classes`` (names). With ``nodes`` every lane
+    carries ``node_check``.
+    """
+    require_mapping(spec, path)
+    reject_unknown_keys(spec, INPUT_KEYS, path)
+    classes = merged_classes(gpu_classes)
+    lanes = {}
+    for consumer in _consumers(spec, path):
+        request = resolve_gpu_request(consumer["gpu"], classes, consumer["path"])
+        key = _lane_key(consumer["gpu"], request)
+        lane = lanes.get(key)
+        if lane is None:
+            lane = lanes[key] = _new_lane(consumer["gpu"], request)
+        lane[consumer["kind"]].append(consumer["entry"])
+    result = _with_unique_names(list(lanes.values()))
+    if spec.get("nodes") is not None:
+        nodes = _check_list(spec["nodes"], child(path, "nodes"))
+        runtime_classes = _check_names(spec.get("runtime_classes"), child(path, "runtime_classes"))
+        for lane in result:
+            lane["node_check"] = node_check(lane, nodes, runtime_classes)
+    return result
+
+
+def _consumers(spec, path):
+    """Yield each present GPU pool and scale set with the fields the canary keeps."""
+    pools_path = child(path, "gitlab_pools")
+    for index, pool in enumerate(_check_list(spec.get("gitlab_pools"), pools_path)):
+        entry_path = item(pools_path, index)
+        require_mapping(pool, entry_path)
+        reject_unknown_keys(pool, GITLAB_POOL_KEYS, entry_path)
+        if not _wanted(pool, entry_path):
+            continue
+        yield {
+            "kind": "gitlab_pools",
+            "path": entry_path,
+            "gpu": _gpu_keys(pool),
+            "entry": {
+                "name": required_str(pool, "name", entry_path),
+                "tags": optional_str_list(pool, "tags", entry_path),
+                "image": optional_str(pool, "image", entry_path),
+            },
+        }
+    sets_path = child(path, "arc_scale_sets")
+    for index, scale_set in enumerate(_check_list(spec.get("arc_scale_sets"), sets_path)):
+        entry_path = item(sets_path, index)
+        require_mapping(scale_set, entry_path)
+        reject_unknown_keys(scale_set, ARC_SCALE_SET_KEYS, entry_path)
+        if not _wanted(scale_set, entry_path):
+            continue
+        yield {
+            "kind": "arc_scale_sets",
+            "path": entry_path,
+            "gpu": _gpu_keys(scale_set),
+            "entry": {
+                "name": required_str(scale_set, "name", entry_path),
+                "runner_group": optional_str(scale_set, "runner_group", entry_path),
+                "labels": optional_str_list(scale_set, "labels", entry_path),
+                "container_mode": optional_choice(scale_set, "container_mode", entry_path, CONTAINER_MODES, "none"),
+            },
+        }
+
+
+def _wanted(entry, path):
+    """A pool is a canary lane when it is present and has a GPU class (else it is a CPU pool)."""
+    state = optional_choice(entry, "state", path, STATES, "present")
+    return state == "present" and entry.get("gpu_class") is not None
+
+
+def _gpu_keys(entry):
+    return dict((key, plain(entry[key])) for key in sorted(GPU_REQUEST_KEYS) if entry.get(key) is not None)
+
+
+def _lane_key(gpu, request):
+    # The same class, lane and amount is one lane, unless a pool also moves
+    # the pods elsewhere (its own selector, tolerations or runtime class).
+    return repr((
+        request.gpu_class,
+        request.lane,
+        gpu.get("mig_profile"),
+        request.count,
+        sorted(request.node_selector.items()),
+        [sorted(t.items()) for t in request.tolerations],
+        request.runtime_class,
+        request.privileged,
+    ))
+
+
+def _new_lane(gpu, request):
+    mig_profile = gpu.get("mig_profile")
+    if request.lane == "dri":
+        check, request_text = "dri", "host /dev/dri"
+    elif mig_profile:
+        check, request_text = "mig", "%s: %d" % (request.resource, request.count)
+    else:
+        check, request_text = "nvidia-smi", "%s: %d" % (request.resource, request.count)
+    return {
+        "name": _base_name(request, mig_profile),
+        "gpu_class": request.gpu_class,
+        "lane": request.lane,
+        "gpus": request.count if request.resource and not mig_profile else None,
+        "mig_profile": mig_profile,
+        "resource": request.resource,
+        "count": request.count,
+        "request_text": request_text,
+        "check": check,
+        "node_selector": dict(request.node_selector),
+        "runtime_class": request.runtime_class,
+        # What gpu_pod_patch takes: the GPU keys of the first pool that asked.
+        "pod_request": dict(gpu),
+        "gitlab_pools": [],
+        "arc_scale_sets": [],
+    }
+
+
+def _base_name(request, mig_profile):
+    if request.lane == "dri":
+        amount = ""
+    elif mig_profile:
+        amount = "-mig-" + mig_profile
+    else:
+        amount = "-%dgpu" % request.count
+    return _dns_label("%s-%s%s" % (request.gpu_class, request.lane, amount))
+
+
+def _dns_label(text):
+    name = _NOT_DNS.sub("-", text.lower()).strip("-")
+    if len(name) > _NAME_LIMIT:
+        digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:6]
+        name = name[: _NAME_LIMIT - 7].rstrip("-") + "-" + digest
+    return name
+
+
+def _with_unique_names(lanes):
+    """Lanes that differ only in placement overrides share a base name: number them."""
+    seen = {}
+    for lane in lanes:
+        base = lane["name"]
+        seen[base] = seen.get(base, 0) + 1
+        if seen[base] > 1:
+            lane["name"] = "%s-%d" % (base, seen[base])
+    return lanes
+
+
+def node_check(lane, nodes, runtime_classes):
+    """Can any node take the lane's job? The scheduler has the last word; this catches the obvious.
+
+    Returns ``ok``, ``reason``, ``matching`` (nodes whose labels fit the
+    selector), ``schedulable`` (of those, not cordoned and advertising the
+    resource) and ``simulated`` (matching nodes that kwok simulates).
+    """
+    matching = [n for n in nodes if _labels_match(_meta(n, "labels"), lane["node_selector"])]
+    schedulable = [n for n in matching if not _cordoned(n) and _advertises(n, lane["resource"])]
+    result = {
+        "matching": [_name(n) for n in matching],
+        "schedulable": [_name(n) for n in schedulable],
+        "simulated": [_name(n) for n in matching if is_simulated(n)],
+        "ok": False,
+        "reason": "",
+    }
+    selector = ", ".join("%s=%s" % pair for pair in sorted(lane["node_selector"].items()))
+    if not matching:
+        result["reason"] = "no schedulable node: no node matches the selector %s" % selector
+    elif not schedulable:
+        offer = "advertise allocatable %s" % lane["resource"] if lane["resource"] else "are schedulable"
+        result["reason"] = "no schedulable node: nodes %s match %s but none is uncordoned and %s" % (
+            ", ".join(result["matching"]), selector, offer)
+    elif lane["runtime_class"] and lane["runtime_class"] not in runtime_classes:
+        result["reason"] = "RuntimeClass %s does not exist (the GPU Operator's toolkit creates it)" % lane["runtime_class"]
+    else:
+        result["ok"] = True
+    return result
+
+
+def is_simulated(node):
+    return (_meta(node, "labels").get(SIMULATED_LABEL) == "true"
+            or _meta(node, "annotations").get(KWOK_ANNOTATION) == "fake")
+
+
+def _meta(node, key):
+    return (node.get("metadata") or {}).get(key) or {}
+
+
+def _name(node):
+    return str((node.get("metadata") or {}).get("name", ""))
+
+
+def _labels_match(labels, selector):
+    return all(labels.get(key) == value for key, value in selector.items())
+
+
+def _cordoned(node):
+    return bool((node.get("spec") or {}).get("unschedulable"))
+
+
+def _advertises(node, resource):
+    if not resource:
+        return True  # the dri lane requests nothing; the selector found the host
+    allocatable = (node.get("status") or {}).get("allocatable") or {}
+    return str(allocatable.get(resource, "0")) not in ("0", "")
+
+
+def _check_list(value, path):
+    if value is None:
+        return []
+    if not isinstance(value, (list, tuple)):
+        raise ValidationError(path, "must be a list, not %s" % type_name(value), value if not isinstance(value, dict) else "{...}")
+    for index, entry in enumerate(value):
+        require_mapping(entry, item(path, index))
+    return list(value)
+
+
+def _check_names(value, path):
+    if value is None:
+        return []
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise ValidationError(path, "must be a list of names", value)
+    return [str(v) for v in value]
