@@ -10,6 +10,7 @@ completes pods owned by Jobs and finishes deletions at once.
     testbed.py up [--ttl SECONDS]   start everything, write .testbed/kubeconfig
     testbed.py down                 stop what `up` started (by PID), remove state
     testbed.py status               print what runs and the cluster version
+    testbed.py stop|start COMPONENT stop or restart one server (fault tests)
 
 Every server listens on 127.0.0.1 only. `up` also starts a watchdog that runs
 `down` after --ttl seconds, so a forgotten testbed does not live forever.
@@ -78,6 +79,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="stop everything after this many seconds (default 3 h)")
     sub.add_parser("down", help="stop the testbed and remove its state")
     sub.add_parser("status", help="show what runs")
+    for verb in ("stop", "start"):
+        one = sub.add_parser(verb, help=f"{verb} one component, e.g. kube-apiserver (fault tests)")
+        one.add_argument("component", choices=processes.STOP_ORDER[1:])
     wd = sub.add_parser("_watchdog", help=argparse.SUPPRESS)
     wd.add_argument("--ttl", type=int, required=True)
     args = parser.parse_args(argv)
@@ -94,6 +98,14 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_down(layout)
     if args.command == "status":
         return cmd_status(layout)
+    if args.command == "stop":
+        print(f"{args.component}: " + ("stopped" if processes.stop(layout, args.component) else "was not running"))
+        return 0
+    if args.command == "start":
+        print(f"{args.component}: running as pid {processes.restart(layout, args.component)}")
+        if args.component == "kube-apiserver":
+            cluster.wait_apiserver(layout, time.monotonic())
+        return 0
     processes.watchdog(layout, args.ttl)
     return 0
 

@@ -3,6 +3,7 @@
 """Start, track and stop the testbed's processes by PID (never by name)."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -20,22 +21,22 @@ def _pid_file(layout: Layout, name: str) -> Path:
     return layout.pids / f"{name}.pid"
 
 
-def _read(layout: Layout, name: str) -> tuple[int, str] | None:
-    """The PID and the command line recorded at start, or None."""
+def _read(layout: Layout, name: str) -> tuple[int, list[str]] | None:
+    """The PID and the argv recorded at start, or None."""
     path = _pid_file(layout, name)
     if not path.exists():
         return None
-    pid, cmdline = path.read_text().split("\n", 1)
-    return int(pid), cmdline
+    record = json.loads(path.read_text())
+    return record["pid"], record["argv"]
 
 
-def _alive(pid: int, cmdline: str) -> bool:
+def _alive(pid: int, argv: list[str]) -> bool:
     """True while the PID still belongs to the process we started (PIDs are reused)."""
     try:
-        current = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+        current = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:-1]
     except OSError:
         return False
-    return current == cmdline.strip()
+    return [arg.decode() for arg in current] == argv
 
 
 def start(layout: Layout, name: str, argv: list[str]) -> int:
@@ -43,11 +44,36 @@ def start(layout: Layout, name: str, argv: list[str]) -> int:
     proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             start_new_session=True, cwd=layout.state)
     log.close()
-    _pid_file(layout, name).write_text(f"{proc.pid}\n{' '.join(argv)}")
+    _pid_file(layout, name).write_text(json.dumps({"pid": proc.pid, "argv": argv}))
     time.sleep(0.2)
     if proc.poll() is not None:
         raise SystemExit(f"testbed: {name} exited at once (code {proc.returncode}); see {layout.logs / (name + '.log')}")
     return proc.pid
+
+
+def stop(layout: Layout, name: str, grace: float = 8.0) -> bool:
+    """Stop one component (fault tests); its recorded command line stays for restart()."""
+    record = _read(layout, name)
+    if not record or not _alive(*record):
+        return False
+    os.kill(record[0], signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while _alive(*record) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if _alive(*record):
+        os.kill(record[0], signal.SIGKILL)
+    _reap(record[0])
+    return True
+
+
+def restart(layout: Layout, name: str) -> int:
+    """Start a stopped component again with the command line it had."""
+    record = _read(layout, name)
+    if record is None:
+        raise SystemExit(f"testbed: {name} was never started")
+    if _alive(*record):
+        return record[0]
+    return start(layout, name, record[1])
 
 
 def running(layout: Layout) -> list[tuple[str, int]]:
@@ -69,10 +95,10 @@ def stop_all(layout: Layout, grace: float = 8.0) -> list[str]:
             targets.append((name, *record))
             os.kill(record[0], signal.SIGTERM)
     deadline = time.monotonic() + grace
-    for _name, pid, cmdline in targets:
-        while _alive(pid, cmdline) and time.monotonic() < deadline:
+    for _name, pid, argv in targets:
+        while _alive(pid, argv) and time.monotonic() < deadline:
             time.sleep(0.1)
-        if _alive(pid, cmdline):
+        if _alive(pid, argv):
             os.kill(pid, signal.SIGKILL)
     for target in targets:
         _reap(target[1])
