@@ -62,6 +62,7 @@ demo: venv build-testbed
 	bash tools/demo.sh
 
 bench: venv build-testbed
+	$(BIN)/python tools/testbed/bench.py --json benchmarks/results/testbed.json
 	$(BIN)/python benchmarks/converge.py
 
 clean:

@@ -85,24 +85,16 @@ def running(layout: Layout) -> list[tuple[str, int]]:
     return alive
 
 
-def stop_all(layout: Layout, grace: float = 8.0) -> list[str]:
-    """SIGTERM every recorded process, SIGKILL what is left after the grace period."""
+def stop_all(layout: Layout) -> list[str]:
+    """Stop every recorded process in STOP_ORDER, each before the next, so that
+    clients go before the servers they talk to (the API server before etcd)."""
     me = os.getpid()
-    targets = []
+    stopped = []
     for name in STOP_ORDER:
         record = _read(layout, name)
-        if record and record[0] != me and _alive(*record):
-            targets.append((name, *record))
-            os.kill(record[0], signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    for _name, pid, argv in targets:
-        while _alive(pid, argv) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        if _alive(pid, argv):
-            os.kill(pid, signal.SIGKILL)
-    for target in targets:
-        _reap(target[1])
-    return [target[0] for target in targets]
+        if record and record[0] != me and stop(layout, name):
+            stopped.append(name)
+    return stopped
 
 
 def _reap(pid: int) -> None:
