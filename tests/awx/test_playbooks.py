@@ -1,0 +1,68 @@
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The AWX and Molecule playbooks pass syntax check and ansible-lint.
+
+Neither can run here (no AWX, no container engine for kind); these checks are
+what CI runs for them. The default Molecule scenario runs against the testbed
+with `molecule test` (see docs/getting-started.md)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from conftest import REPO, run
+
+KIND_INVENTORY = REPO / "molecule" / "kind" / "inventory" / "hosts.yml"
+LOCAL_INVENTORY = REPO / "inventories" / "local" / "hosts.yml"
+PLAYBOOKS = {
+    "playbooks/awx_configure.yml": LOCAL_INVENTORY,
+    **{f"awx/playbooks/{p.name}": LOCAL_INVENTORY for p in sorted((REPO / "awx" / "playbooks").glob("*.yml"))},
+    **{f"molecule/default/{name}": LOCAL_INVENTORY for name in ("create.yml", "destroy.yml", "converge.yml", "verify.yml")},
+    **{f"molecule/kind/{name}": KIND_INVENTORY for name in ("create.yml", "destroy.yml")},
+    "molecule/default/converge.yml#kind": KIND_INVENTORY,
+    "molecule/default/verify.yml#kind": KIND_INVENTORY,
+}
+LINTED = ["playbooks/awx_configure.yml", "awx", "molecule", ".config/molecule/config.yml", "execution-environment.yml"]
+
+
+@pytest.mark.parametrize("playbook", PLAYBOOKS)
+def test_syntax_check(playbook):
+    proc = run("ansible-playbook", "--syntax-check", "-i", str(PLAYBOOKS[playbook]), playbook.split("#")[0])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_ansible_lint_production_profile():
+    # Our paths only: other engineers' work in progress must not fail this test.
+    proc = run("ansible-lint", "--profile", "production", "--format", "json", "--offline", *LINTED)
+    findings = [f for f in json.loads(proc.stdout or "[]")
+                if any(f["location"]["path"].startswith(p) for p in LINTED)]
+    assert not findings, json.dumps(findings, indent=1)
+    assert proc.returncode == 0 or not findings
+
+
+@pytest.mark.parametrize("scenario", ["default", "kind"])
+def test_molecule_accepts_the_scenario_config(scenario):
+    proc = run("molecule", "syntax", "-s", scenario, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_credential_type_injectors_reach_awx_unrendered(tmp_path):
+    """awx_configure.yml must hand AWX its injector templates ({{ tower.filename }}) as written."""
+    play_vars = yaml.safe_load((REPO / "playbooks" / "awx_configure.yml").read_text())[0]["vars"]
+    out = tmp_path / "types.json"
+    playbook = tmp_path / "types.yml"
+    playbook.write_text(yaml.safe_dump([{
+        "name": "Credential types as awx_configure.yml loads them", "hosts": "localhost", "gather_facts": False,
+        "vars": {"_gpuci_awx_dir": str(REPO / "awx"),
+                 "_gpuci_awx_credential_types": play_vars["_gpuci_awx_credential_types"]},
+        "tasks": [{"ansible.builtin.copy": {"dest": str(out), "mode": "0644",
+                                            "content": "{{ _gpuci_awx_credential_types | to_json }}"}}],
+    }]))
+    proc = run("ansible-playbook", "-i", "localhost,", "-c", "local", str(playbook),
+               "-e", json.dumps({"ansible_python_interpreter": __import__("sys").executable}))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    types = json.loads(out.read_text())
+    assert types["kubeconfig"]["injectors"]["extra_vars"]["gpuci_kubeconfig"] == "{{ tower.filename }}"
+    assert types["gitlab_runner_tokens"]["injectors"]["extra_vars"]["gpuci_gitlab_runner_tokens"] == "{{ tokens }}"
