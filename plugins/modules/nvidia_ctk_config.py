@@ -23,7 +23,7 @@ description:
     C(config.toml).
 version_added: 0.1.0
 author:
-  - gpuci.runners maintainers
+  - gpuci.runners maintainers (@gpuci)
 options:
   target:
     description:
@@ -90,11 +90,14 @@ notes:
     compute the file and reports a change with a warning.
 seealso:
   - name: NVIDIA Container Toolkit install guide
+    description: How NVIDIA configures runtimes with nvidia-ctk.
     link: https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html
 attributes:
   check_mode:
+    description: Computes the wanted file and reports the change without writing it.
     support: full
   diff_mode:
+    description: Returns the current and the wanted file.
     support: full
 """
 
