@@ -1,0 +1,169 @@
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""What the reliability tests (bad inputs, secret hygiene, faults, teardown) share.
+
+- `Scope` / `scoped_snapshot`: "the cluster is unchanged", read only where a
+  run could write (its namespaces, cluster-scoped objects named after it), so
+  other engineers' tests on the shared testbed do not show up as changes.
+- `inventory_with_gpu_hosts`: a throw-away copy of inventories/local whose
+  gpu_hosts group has hosts (for host-toolkit contradictions).
+- `helm_releases`: Helm's release records, decoded (status, revision, values).
+- `labelled_leftovers`: every object still carrying our part-of label.
+"""
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from kubernetes.client.rest import ApiException
+
+from helpers import LOCAL_INVENTORY, REPO_ROOT, VOLATILE_KINDS, Cluster
+
+PART_OF = "app.kubernetes.io/part-of=gpuci-runners"
+TESTBED_CLI = [sys.executable, str(REPO_ROOT / "tools" / "testbed" / "testbed.py")]
+# Cluster-scoped kinds a role or its charts may create.
+CLUSTER_KINDS = (
+    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"),
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"),
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
+    ("node.k8s.io/v1", "RuntimeClass"),
+    ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"),
+    ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"),
+    ("scheduling.k8s.io/v1", "PriorityClass"),
+)
+
+
+@dataclass
+class Scope:
+    """Where one run could write: namespaces, and a prefix of its cluster-scoped names."""
+
+    namespaces: set[str]
+    name_prefix: str = ""
+    cluster_kinds: tuple = CLUSTER_KINDS
+    _namespaced: list = field(default_factory=list, repr=False)
+
+
+def _namespaced_resources(cluster: Cluster) -> list:
+    return [r for r in cluster.dynamic.resources.search()
+            if r.namespaced and "list" in (r.verbs or []) and "/" not in r.name
+            and r.kind not in VOLATILE_KINDS and not r.kind.endswith(("List", "Review"))]
+
+
+def scoped_snapshot(cluster: Cluster, scope: Scope) -> dict[tuple[str, str, str], str]:
+    """(kind, namespace, name) -> resourceVersion of every object inside `scope`.
+
+    A namespace that does not exist contributes only its absence, so a
+    snapshot of an untouched scope is cheap (one GET per namespace).
+    """
+    objects: dict[tuple[str, str, str], str] = {}
+    for namespace in sorted(scope.namespaces):
+        found = cluster.get("v1", "Namespace", namespace)
+        if not found:
+            continue
+        objects[("Namespace", "", namespace)] = found["metadata"]["resourceVersion"]
+        if not scope._namespaced:
+            scope._namespaced = _namespaced_resources(cluster)
+        for resource in scope._namespaced:
+            try:
+                items = resource.get(namespace=namespace).to_dict().get("items", [])
+            except ApiException:
+                continue
+            for item in items:
+                objects[(f"{resource.group_version}/{resource.kind}", namespace, item["metadata"]["name"])] = \
+                    item["metadata"].get("resourceVersion", "")
+    if scope.name_prefix:
+        for api_version, kind in scope.cluster_kinds:
+            for item in _list_or_empty(cluster, api_version, kind):
+                if item["metadata"]["name"].startswith(scope.name_prefix):
+                    objects[(kind, "", item["metadata"]["name"])] = item["metadata"]["resourceVersion"]
+    return objects
+
+
+def cluster_scoped_snapshot(cluster: Cluster, kinds=CLUSTER_KINDS) -> dict[tuple[str, str], str]:
+    """(kind, name) -> resourceVersion of every object of the cluster-scoped `kinds`."""
+    return {(kind, item["metadata"]["name"]): item["metadata"]["resourceVersion"]
+            for api_version, kind in kinds for item in _list_or_empty(cluster, api_version, kind)}
+
+
+def snapshot_diff(before: dict, after: dict) -> dict[str, list]:
+    """What appeared, went away or changed between two snapshots."""
+    return {
+        "added": sorted(set(after) - set(before)),
+        "removed": sorted(set(before) - set(after)),
+        "changed": sorted(key for key in set(before) & set(after) if before[key] != after[key]),
+    }
+
+
+def _list_or_empty(cluster: Cluster, api_version: str, kind: str) -> list[dict]:
+    try:
+        return cluster.list(api_version, kind)
+    except Exception:  # the kind is not served (e.g. a CRD not installed)
+        return []
+
+
+def inventory_with_gpu_hosts(folder: Path, gpu_hosts: dict[str, dict]) -> Path:
+    """inventories/local with `gpu_hosts` as hosts of the gpu_hosts group (run locally, no become)."""
+    hosts = yaml.safe_load((LOCAL_INVENTORY / "hosts.yml").read_text())
+    group = {}
+    for name, host_vars in gpu_hosts.items():
+        group[name] = {"ansible_connection": "local", "ansible_python_interpreter": "{{ ansible_playbook_python }}",
+                       "ansible_become": False, **(host_vars or {})}
+    hosts["all"]["children"]["gpu_hosts"] = {"hosts": group}
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "hosts.yml").write_text(yaml.safe_dump(hosts, sort_keys=False))
+    (folder / "group_vars").symlink_to(LOCAL_INVENTORY / "group_vars", target_is_directory=True)
+    return folder
+
+
+def decode_helm_record(secret_data_release: str) -> dict:
+    """A `sh.helm.release.v1.*` Secret's data.release: base64(base64(gzip(json)))."""
+    raw = base64.b64decode(base64.b64decode(secret_data_release))
+    return json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+
+
+def helm_releases(cluster: Cluster, namespace: str | None = None) -> list[dict]:
+    """Every Helm release record (one per revision): name, namespace, version, status, config, manifest."""
+    if namespace:
+        secrets = cluster.core.list_namespaced_secret(namespace, label_selector="owner=helm").items
+    else:
+        secrets = cluster.core.list_secret_for_all_namespaces(label_selector="owner=helm").items
+    records = []
+    for secret in secrets:
+        record = decode_helm_record(secret.data["release"])
+        records.append({"name": record["name"], "namespace": record["namespace"], "version": record["version"],
+                        "status": record["info"]["status"], "config": record.get("config") or {},
+                        "manifest": record.get("manifest", ""), "secret": secret.metadata.name})
+    return records
+
+
+def deployed_releases(cluster: Cluster, namespace: str | None = None) -> dict[tuple[str, str], dict]:
+    """(namespace, name) -> the record of the revision Helm marks `deployed`."""
+    return {(r["namespace"], r["name"]): r for r in helm_releases(cluster, namespace) if r["status"] == "deployed"}
+
+
+def labelled_leftovers(cluster: Cluster, selector: str = PART_OF) -> list[tuple[str, str, str]]:
+    """(kind, namespace, name) of every listable object, any namespace, matching `selector`."""
+    leftovers = []
+    for resource in cluster.dynamic.resources.search():
+        if "list" not in (resource.verbs or []) or "/" in resource.name or resource.kind.endswith(("List", "Review")):
+            continue
+        if resource.kind in {"Event"}:
+            continue
+        try:
+            items = resource.get(label_selector=selector).to_dict().get("items", [])
+        except ApiException:
+            continue
+        leftovers += [(resource.kind, item["metadata"].get("namespace") or "", item["metadata"]["name"])
+                      for item in items]
+    return sorted(set(leftovers))
+
+
+def testbed_component(verb: str, component: str = "kube-apiserver") -> None:
+    """Stop or start one testbed server (fault tests); start waits for /readyz."""
+    subprocess.run(TESTBED_CLI + [verb, component], check=True, cwd=REPO_ROOT, timeout=180)

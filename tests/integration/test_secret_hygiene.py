@@ -1,0 +1,124 @@
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Secrets across roles: one converge of GitLab pools and ARC scale sets at -vvv.
+
+Recognisable fake credentials (a GitLab token, a GitHub token, a GitHub App
+private key, each with a unique marker) must appear only in the Secrets the
+roles made for them: never in the ansible output, a ConfigMap, a Helm
+release record (values and manifest, decoded), any other Secret, or the
+canary's proof report. The roles' own tests check their role alone; this
+one runs them together, as site.yml does.
+"""
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from gitlab_runner_support import configmap_texts, secret_texts
+from helpers import REPO_ROOT, PlaybookRun
+from reliability_support import helm_releases
+
+PREFIX = "rh"
+MARK = uuid.uuid4().hex[:12]
+GITLAB_TOKENS = {"cuda": f"glrt-HYGIENE-{MARK}-cuda", "cpu": f"glrt-HYGIENE-{MARK}-cpu"}
+GITHUB_TOKEN = f"ghp_HYGIENE{MARK}"
+PEM_MARKER = f"HYGIENE-PEM-{MARK}"
+PRIVATE_KEY = ("-----BEGIN RSA PRIVATE KEY-----\n"
+               f"MIIEowIBAAKCAQEA{PEM_MARKER}\nbm90LWEta2V5LWp1c3QtYS1tYXJrZXI=\n"
+               "-----END RSA PRIVATE KEY-----\n")
+MARKERS = [*GITLAB_TOKENS.values(), GITHUB_TOKEN, PEM_MARKER]
+
+NAMESPACES = {"gitlab": f"{PREFIX}-gitlab-runner", "arc_controller": f"{PREFIX}-arc-systems",
+              "arc": f"{PREFIX}-arc-runners", "canary": f"{PREFIX}-canary"}
+EXTRA_VARS = {
+    "gitlab_runner_namespace": NAMESPACES["gitlab"],
+    "gitlab_runner_fleet": PREFIX,
+    "gitlab_runner_pools": [
+        {"name": f"{PREFIX}-l40s", "gpu_class": "l40s", "gpus": 1, "token": GITLAB_TOKENS["cuda"]},
+        {"name": f"{PREFIX}-cpu", "token": GITLAB_TOKENS["cpu"]},
+    ],
+    "arc_runners_controller_namespace": NAMESPACES["arc_controller"],
+    "arc_runners_controller_release_name": f"{PREFIX}-arc",
+    "arc_runners_scale_set_namespace": NAMESPACES["arc"],
+    "arc_runners_scale_sets": [
+        {"name": f"{PREFIX}-a10", "github_config_url": "https://github.com/example-org",
+         "github_token": GITHUB_TOKEN, "gpu_class": "a10", "max_runners": 1},
+        {"name": f"{PREFIX}-dri-app", "github_config_url": "https://github.com/example-org",
+         "github_app_id": 123456, "github_app_installation_id": 654321, "github_app_private_key": PRIVATE_KEY,
+         "gpu_class": "dri", "lane": "dri", "max_runners": 1},
+    ],
+    "gpu_canary_namespace": NAMESPACES["canary"],
+    "gpu_canary_job_timeout": 30,
+    "gpu_canary_fail_on_failed_lane": False,
+}
+# The Secrets that must hold each marker: (namespace, name).
+EXPECTED_HOLDERS = {
+    GITLAB_TOKENS["cuda"]: {(NAMESPACES["gitlab"], f"gitlab-runner-{PREFIX}-l40s-token")},
+    GITLAB_TOKENS["cpu"]: {(NAMESPACES["gitlab"], f"gitlab-runner-{PREFIX}-cpu-token")},
+    GITHUB_TOKEN: {(NAMESPACES["arc"], f"{PREFIX}-a10-github-config")},
+    PEM_MARKER: {(NAMESPACES["arc"], f"{PREFIX}-dri-app-github-config")},
+}
+PLAYBOOKS = ("gitlab_runner.yml", "arc_runners.yml")
+
+
+@pytest.fixture(scope="module")
+def converged(testbed, playbooks, tmp_path_factory) -> dict[str, PlaybookRun]:
+    """Both runner roles converged at -vvv (and the canary, when it exists), removed again at the end."""
+    report_dir = tmp_path_factory.mktemp("canary_report")
+    runs = {name: playbooks.run(name, extra_vars=EXTRA_VARS, verbosity=3) for name in PLAYBOOKS}
+    if (REPO_ROOT / "playbooks" / "canary.yml").is_file():
+        # The testbed runs no containers, so lanes may fail; only the report's contents matter here.
+        runs["canary.yml"] = playbooks.run("canary.yml", verbosity=3,
+                                           extra_vars={**EXTRA_VARS, "gpu_canary_report_dir": str(report_dir)})
+    yield {"runs": runs, "report_dir": report_dir}
+    if "canary.yml" in runs:
+        playbooks.run("canary.yml", extra_vars={**EXTRA_VARS, "gpu_canary_state": "absent"})
+    playbooks.run("arc_runners.yml", extra_vars={**EXTRA_VARS, "arc_runners_state": "absent"})
+    playbooks.run("gitlab_runner.yml", extra_vars={**EXTRA_VARS, "gitlab_runner_state": "absent"})
+
+
+def test_the_converge_succeeded(converged):
+    for name in PLAYBOOKS:
+        converged["runs"][name].assert_ok()
+
+
+@pytest.mark.parametrize("playbook", [*PLAYBOOKS, "canary.yml"])
+def test_no_secret_in_the_vvv_output(converged, playbook):
+    run = converged["runs"].get(playbook)
+    if run is None:
+        pytest.skip(f"{playbook} does not exist yet")
+    assert "ESTABLISH LOCAL CONNECTION" in run.output, "the run did not log at -vvv"
+    leaked = [marker for marker in MARKERS if marker in run.output]
+    assert not leaked, f"{playbook} output shows {leaked}"
+
+
+def test_no_secret_in_any_configmap(converged, testbed):
+    leaked = {key: marker for key, text in configmap_texts(testbed).items() for marker in MARKERS if marker in text}
+    assert not leaked
+
+
+def test_no_secret_in_any_helm_release(converged, testbed):
+    records = helm_releases(testbed)
+    ours = [r for r in records if r["namespace"] in NAMESPACES.values()]
+    assert len({(r["namespace"], r["name"]) for r in ours}) == 5, "expected 2 GitLab pools, the ARC controller, 2 scale sets"
+    leaked = {(r["namespace"], r["name"], r["version"]): marker for r in records
+              for marker in MARKERS if marker in repr(r["config"]) or marker in r["manifest"]}
+    assert not leaked
+
+
+def test_secrets_only_where_the_roles_put_them(converged, testbed):
+    texts = secret_texts(testbed)
+    for marker, holders in EXPECTED_HOLDERS.items():
+        found = {key for key, text in texts.items() if marker in text}
+        assert found == holders, f"{marker[:20]}... is in {sorted(found)}, expected only {sorted(holders)}"
+
+
+def test_no_secret_in_the_proof_report(converged):
+    files = [p for p in Path(converged["report_dir"]).rglob("*") if p.is_file()]
+    if "canary.yml" not in converged["runs"]:
+        pytest.skip("canary.yml does not exist yet")
+    assert files, "the canary wrote no report"
+    leaked = {str(p): m for p in files for m in MARKERS if m in p.read_text(errors="replace")}
+    assert not leaked
