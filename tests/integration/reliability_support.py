@@ -164,6 +164,6 @@ def labelled_leftovers(cluster: Cluster, selector: str = PART_OF) -> list[tuple[
     return sorted(set(leftovers))
 
 
-def testbed_component(verb: str, component: str = "kube-apiserver") -> None:
+def control_component(verb: str, component: str = "kube-apiserver") -> None:
     """Stop or start one testbed server (fault tests); start waits for /readyz."""
     subprocess.run(TESTBED_CLI + [verb, component], check=True, cwd=REPO_ROOT, timeout=180)
