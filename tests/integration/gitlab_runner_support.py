@@ -1,0 +1,168 @@
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""What the gitlab_runner tests need beyond helpers.py.
+
+- `job_pod`: the pod GitLab's Kubernetes executor would create for a job of a
+  runner, built from the runner's config.toml the way the executor builds it
+  (native keys first, then the pod_spec patches with real strategic merge).
+- `helm_release_payloads` / `secret_texts`: decode what Helm and Kubernetes
+  store, so a token can be searched for in plain text.
+"""
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import sys
+import tomllib
+import uuid
+
+from helpers import REPO_ROOT, Cluster, strategic_merge
+
+# `make venv` links the checkout here, so the filter's builder can be imported.
+COLLECTIONS = REPO_ROOT / ".collections"
+
+# The helper image the executor uses when config.toml names none; the testbed
+# pulls nothing, so only the shape matters.
+DEFAULT_HELPER_IMAGE = "registry.gitlab.com/gitlab-org/gitlab-runner/gitlab-runner-helper:x86_64-v18.5.0"
+ADVANCED_POD_SPEC_FLAG = "FF_USE_ADVANCED_POD_SPEC_CONFIGURATION"
+HELM_RELEASE_PREFIX = "sh.helm.release.v1."
+
+
+def runner_table(config_toml: str) -> dict:
+    """The single [[runners]] table of a pool's config.toml."""
+    runners = tomllib.loads(config_toml)["runners"]
+    assert isinstance(runners, list) and len(runners) == 1, runners
+    return runners[0]
+
+
+def render_runner(pool: dict) -> dict:
+    """The [[runners]] table the gitlab_runner_config filter renders for `pool` (no chart involved)."""
+    if str(COLLECTIONS) not in sys.path:
+        sys.path.insert(0, str(COLLECTIONS))
+    from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_config import gitlab_runner_config
+
+    return runner_table(gitlab_runner_config(pool))
+
+
+def tolerations_from_map(node_tolerations: dict[str, str]) -> list[dict]:
+    """GitLab's node_tolerations map as the executor expands it.
+
+    `"key=value" = "Effect"` is an Equal toleration, `"key" = "Effect"` an
+    Exists one; an empty effect tolerates every effect.
+    """
+    tolerations = []
+    for name, effect in sorted(node_tolerations.items()):
+        key, _, value = name.partition("=")
+        toleration = {"key": key, "operator": "Equal", "value": value} if value else {"key": key, "operator": "Exists"}
+        if effect:
+            toleration["effect"] = effect
+        tolerations.append(toleration)
+    return tolerations
+
+
+def _container(name: str, image: str, kube: dict, resource_keys: dict[str, str]) -> dict:
+    container = {"name": name, "image": image, "command": ["sh", "-c", "sleep 3600"]}
+    requests = {res: kube[key] for key, res in resource_keys.items() if key.endswith("_request") and key in kube}
+    limits = {res: kube[key] for key, res in resource_keys.items() if key.endswith("_limit") and key in kube}
+    if requests or limits:
+        container["resources"] = {k: v for k, v in (("requests", requests), ("limits", limits)) if v}
+    if kube.get("privileged"):
+        container["securityContext"] = {"privileged": True}
+    return container
+
+
+def job_pod(runner: dict, namespace: str, name: str | None = None, extra_tolerations: list[dict] | None = None) -> dict:
+    """The job pod for `runner` (a [[runners]] table), ready to create.
+
+    `extra_tolerations` lets a test widen what the pod tolerates, to show that
+    something other than taints keeps it off a node.
+    """
+    kube = runner["kubernetes"]
+    build_resources = {"cpu_request": "cpu", "memory_request": "memory", "cpu_limit": "cpu", "memory_limit": "memory"}
+    helper_resources = {f"helper_{key}": res for key, res in build_resources.items()}
+    spec = {
+        "restartPolicy": "Never",
+        "automountServiceAccountToken": False,
+        "containers": [
+            _container("build", kube["image"], kube, build_resources),
+            _container("helper", kube.get("helper_image", DEFAULT_HELPER_IMAGE), kube, helper_resources),
+        ],
+    }
+    if kube.get("service_account"):
+        spec["serviceAccountName"] = kube["service_account"]
+    if kube.get("node_selector"):
+        spec["nodeSelector"] = dict(kube["node_selector"])
+    tolerations = tolerations_from_map(kube.get("node_tolerations", {})) + list(extra_tolerations or [])
+    if tolerations:
+        spec["tolerations"] = tolerations
+    if kube.get("runtime_class_name"):
+        spec["runtimeClassName"] = kube["runtime_class_name"]
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name or f"runner-{runner['name']}-job-{uuid.uuid4().hex[:6]}",
+            "namespace": namespace,
+            "labels": {"app.kubernetes.io/part-of": "gpuci-runners", "gpuci.runners/test": "gitlab-runner"},
+        },
+        "spec": spec,
+    }
+    # GitLab applies pod_spec patches only with the feature flag on.
+    if runner.get("feature_flags", {}).get(ADVANCED_POD_SPEC_FLAG):
+        for entry in kube.get("pod_spec", []):
+            assert entry["patch_type"] == "strategic", entry
+            pod = strategic_merge(pod, {"spec": json.loads(entry["patch"])})
+    return pod
+
+
+def scheduled_or_refused(pod: dict) -> bool:
+    """True once the scheduler has placed the pod or said it cannot."""
+    if pod["spec"].get("nodeName"):
+        return True
+    return any(c.get("type") == "PodScheduled" and c.get("reason") == "Unschedulable"
+               for c in (pod.get("status") or {}).get("conditions") or [])
+
+
+def helm_release_payloads(cluster: Cluster, namespace: str) -> dict[str, str]:
+    """Helm's release records in `namespace`: Secret name -> decoded JSON text.
+
+    Helm stores base64(gzip(json)) in data.release, which the API base64-encodes again.
+    """
+    payloads = {}
+    for secret in cluster.core.list_namespaced_secret(namespace, label_selector="owner=helm").items:
+        if not secret.metadata.name.startswith(HELM_RELEASE_PREFIX):
+            continue
+        once = base64.b64decode(secret.data["release"])
+        payloads[secret.metadata.name] = gzip.decompress(base64.b64decode(once)).decode()
+    return payloads
+
+
+def secret_texts(cluster: Cluster) -> dict[tuple[str, str], str]:
+    """Every Secret in the cluster, (namespace, name) -> its decoded values joined."""
+    texts = {}
+    for secret in cluster.core.list_secret_for_all_namespaces().items:
+        values = []
+        for raw in (secret.data or {}).values():
+            decoded = base64.b64decode(raw)
+            values.append(decoded.decode(errors="replace"))
+            if secret.metadata.name.startswith(HELM_RELEASE_PREFIX):
+                values.append(gzip.decompress(base64.b64decode(decoded)).decode(errors="replace"))
+        texts[(secret.metadata.namespace, secret.metadata.name)] = "\n".join(values)
+    return texts
+
+
+def configmap_texts(cluster: Cluster) -> dict[tuple[str, str], str]:
+    """Every ConfigMap in the cluster, (namespace, name) -> its data values joined."""
+    return {(cm.metadata.namespace, cm.metadata.name): "\n".join((cm.data or {}).values())
+            for cm in cluster.core.list_config_map_for_all_namespaces().items}
+
+
+def scoped_snapshot(cluster: Cluster, namespaces: set[str], names: set[str]) -> dict:
+    """cluster.snapshot() cut down to what this module may touch.
+
+    Other roles' tests change the shared testbed at the same time; only our
+    namespaces (and cluster-scoped objects bearing our names) are compared.
+    """
+    return {key: version for key, version in cluster.snapshot().items()
+            if key[1] in namespaces or (not key[1] and key[2] in names | namespaces)}

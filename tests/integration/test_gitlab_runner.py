@@ -1,0 +1,337 @@
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Role gitlab_runner against the testbed, with the real gitlab-runner 0.86.0 chart.
+
+The tests run in file order and share one fleet of pools: bad input, check
+mode, converge, idempotence, what the chart stored, the scheduling proof, token
+hygiene, pruning, teardown. Simulated by kwok: the nodes and containers (the
+runner managers never reach GitLab); scheduling, admission, RBAC objects and
+Helm are real.
+"""
+from __future__ import annotations
+
+import uuid
+
+import pytest
+import yaml
+from kubernetes.client.rest import ApiException
+
+from helpers import REPO_ROOT
+
+from gitlab_runner_support import (
+    ADVANCED_POD_SPEC_FLAG,
+    configmap_texts,
+    helm_release_payloads,
+    job_pod,
+    render_runner,
+    runner_table,
+    scheduled_or_refused,
+    scoped_snapshot,
+    secret_texts,
+)
+
+PLAYBOOK = "gitlab_runner.yml"
+FLEET = "gitlab-runner-tests"
+MANAGER_NS = "gitlab-runner-test"
+GPU_JOBS_NS = "gitlab-runner-test-gpu-jobs"
+CPU_JOBS_NS = "gitlab-runner-test-cpu-jobs"
+OUR_NAMESPACES = {MANAGER_NS, GPU_JOBS_NS, CPU_JOBS_NS}
+FLEET_SELECTOR = f"app.kubernetes.io/part-of=gpuci-runners,gpuci.runners/fleet={FLEET}"
+# Recognisable, unique per session, so a leak cannot be a coincidence.
+RUN_ID = uuid.uuid4().hex[:12]
+TOKENS = {pool: f"glrt-gpuci-canary-{pool}-{RUN_ID}" for pool in ("l40s", "a100-mig", "cpu")}
+ROTATED_L40S_TOKEN = f"glrt-gpuci-rotated-l40s-{RUN_ID}"
+GPU_NODES = {"gpu-l40s-0", "gpu-a100-0", "gpu-a10-0"}
+DRI_NODES = {"dri-0"}
+
+
+def pools(tokens: dict[str, str] = TOKENS) -> list[dict]:
+    return [
+        {"name": "l40s", "gpu_class": "l40s", "gpus": 1, "namespace": GPU_JOBS_NS, "concurrent": 2,
+         "token": tokens["l40s"], "hpa": {"min_replicas": 1, "max_replicas": 2}},
+        {"name": "a100-mig", "gpu_class": "a100", "mig_profile": "1g.10gb", "namespace": GPU_JOBS_NS,
+         "token": tokens["a100-mig"]},
+        {"name": "cpu", "namespace": CPU_JOBS_NS, "cpu_request": "500m", "memory_request": "1Gi",
+         "token": tokens["cpu"]},
+    ]
+
+
+def fleet_vars(pool_list: list[dict], **extra) -> dict:
+    return {"gitlab_runner_fleet": FLEET, "gitlab_runner_namespace": MANAGER_NS,
+            "gitlab_runner_pools": pool_list, **extra}
+
+
+def release(pool: str) -> str:
+    return f"gitlab-runner-{pool}"
+
+
+def leftovers(cluster) -> list[str]:
+    """Namespaces and ServiceAccounts of our fleet still on the cluster."""
+    return fleet_objects(cluster, "Namespace") + fleet_objects(cluster, "ServiceAccount")
+
+
+@pytest.fixture(scope="module")
+def fleet(testbed, playbooks):
+    """Start from nothing of ours (a run may have been interrupted); remove whatever the tests left."""
+    teardown = fleet_vars([], gitlab_runner_state="absent")
+    if leftovers(testbed):
+        playbooks.run(PLAYBOOK, extra_vars=teardown).assert_ok()
+    yield testbed
+    if leftovers(testbed):
+        playbooks.run(PLAYBOOK, extra_vars=teardown)
+
+
+@pytest.fixture(scope="module")
+def nvidia_runtime_class(testbed):
+    """RuntimeClass nvidia (the gpu_operator role makes it); created here only if missing."""
+    existing = testbed.get("node.k8s.io/v1", "RuntimeClass", "nvidia")
+    if existing is None:
+        testbed.resource("node.k8s.io/v1", "RuntimeClass").create(body={
+            "apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "handler": "nvidia",
+            "metadata": {"name": "nvidia", "labels": {"app.kubernetes.io/part-of": "gpuci-runners",
+                                                      "gpuci.runners/test": "gitlab-runner"}}})
+    yield "nvidia"
+    if existing is None:
+        current = testbed.get("node.k8s.io/v1", "RuntimeClass", "nvidia")
+        if current and current["metadata"].get("labels", {}).get("gpuci.runners/test") == "gitlab-runner":
+            testbed.resource("node.k8s.io/v1", "RuntimeClass").delete(name="nvidia")
+
+
+def stored_runner(cluster, pool: str) -> dict:
+    """The [[runners]] table of the config.toml the chart put in the pool's ConfigMap."""
+    configmap = cluster.core.read_namespaced_config_map(release(pool), MANAGER_NS)
+    return runner_table(configmap.data["config.template.toml"])
+
+
+def fleet_objects(cluster, kind: str, api_version: str = "v1") -> list[str]:
+    return sorted(f"{o['metadata'].get('namespace', '')}/{o['metadata']['name']}"
+                  for o in cluster.list(api_version, kind, label_selector=FLEET_SELECTOR))
+
+
+# --- bad input never touches the cluster -------------------------------------------------------
+
+@pytest.mark.parametrize("bad_pool, fragments", [
+    ({"name": "reg", "token": "GR1348941notanauthtoken"}, ["gitlab_runner_pools[].token", "reg", "token not shown"]),
+    ({"name": "mig", "token": "glrt-x", "gpu_class": "a100", "mig_profile": "1g.10gb", "gpus": 1},
+     ["pool.mig_profile", "cannot be combined with gpus"]),
+    ({"name": "l40s-mig", "token": "glrt-x", "gpu_class": "l40s", "mig_profile": "1g.10gb"},
+     ["pool.mig_profile", "GPU class l40s has no such MIG profile"]),
+    ({"name": "gpus", "token": "glrt-x", "gpu_class": "l40s", "gpus": "two"}, ["gpus", "unable to convert to int"]),
+    ({"name": "hpa", "token": "glrt-x", "hpa": {"min_replicas": 3, "max_replicas": 2}},
+     ["gitlab_runner_pools[name=hpa].hpa", "min_replicas must not exceed"]),
+    ({"name": "Bad_Name", "token": "glrt-x"}, ["gitlab_runner_pools[].name must be a DNS label", "Bad_Name"]),
+], ids=["registration-token", "gpus-and-mig", "mig-on-l40s", "gpus-type", "hpa-bounds", "name"])
+def test_bad_input_fails_before_any_change(fleet, playbooks, bad_pool, fragments):
+    before = scoped_snapshot(fleet, OUR_NAMESPACES, set())
+    good = {"name": "ok", "token": "glrt-fine", "namespace": CPU_JOBS_NS}
+    run = playbooks.run(PLAYBOOK, extra_vars=fleet_vars([good, bad_pool]))
+    run.assert_failed_with(*fragments)
+    assert "GR1348941notanauthtoken" not in run.output
+    assert scoped_snapshot(fleet, OUR_NAMESPACES, set()) == before
+
+
+@pytest.mark.parametrize("example", ["gitlab-l40s-a100", "ska-like"])
+def test_example_inventory_passes_preflight(playbooks, example):
+    """The documented examples are valid input: every pool renders (no cluster is touched)."""
+    inventory = REPO_ROOT / "inventories" / "examples" / example
+    names = [p["name"] for p in yaml.safe_load((inventory / "group_vars/all/gitlab_runner.yml").read_text())
+             ["gitlab_runner_pools"]]
+    tokens = {"vault_gitlab_runner_tokens": {name: f"glrt-example-{name}" for name in names}}
+    playbooks.run(PLAYBOOK, inventory=inventory, extra_vars=tokens, tags="gitlab_runner_preflight").assert_ok()
+
+
+# --- converge ------------------------------------------------------------------------------
+
+def test_check_mode_changes_nothing(fleet, playbooks):
+    before = scoped_snapshot(fleet, OUR_NAMESPACES, set())
+    run = playbooks.run(PLAYBOOK, extra_vars=fleet_vars(pools()), check=True).assert_ok()
+    assert run.changed > 0, "check mode should report what it would change"
+    assert scoped_snapshot(fleet, OUR_NAMESPACES, set()) == before
+    assert not fleet_objects(fleet, "Namespace")
+
+
+def test_converge_at_vvv_never_shows_a_token(fleet, playbooks):
+    run = playbooks.run(PLAYBOOK, extra_vars=fleet_vars(pools()), verbosity=3).assert_ok()
+    assert run.changed > 0
+    leaked = [pool for pool, token in TOKENS.items() if token in run.output]
+    assert not leaked, f"tokens of {leaked} appear in the ansible output"
+
+
+def test_rerun_changes_nothing(fleet, playbooks):
+    run = playbooks.run(PLAYBOOK, extra_vars=fleet_vars(pools())).assert_ok()
+    assert run.changed == 0, run.output[-4000:]
+
+
+# --- what the chart stored ---------------------------------------------------------------------
+
+def test_configmaps_hold_our_config_toml(fleet):
+    for pool in TOKENS:
+        runner = stored_runner(fleet, pool)
+        kube = runner["kubernetes"]
+        assert runner["executor"] == "kubernetes"
+        assert runner["feature_flags"][ADVANCED_POD_SPEC_FLAG] is True
+        assert isinstance(kube["pod_spec"], list) and kube["pod_spec"], "pod_spec must be an array of tables"
+        assert all(isinstance(entry, dict) and entry["patch_type"] == "strategic" for entry in kube["pod_spec"])
+        assert "token" not in runner and "url" not in runner, "the chart adds url and token at registration"
+    l40s = stored_runner(fleet, "l40s")["kubernetes"]
+    assert l40s["namespace"] == GPU_JOBS_NS
+    assert l40s["node_selector"] == {"nvidia.com/gpu.product": "NVIDIA-L40S"}
+    assert isinstance(l40s["node_tolerations"], dict)
+    assert l40s["runtime_class_name"] == "nvidia"
+    assert l40s["privileged"] is False
+    assert "node_selector" not in stored_runner(fleet, "cpu")["kubernetes"]
+
+
+def test_each_pool_has_its_own_least_privilege_objects(fleet):
+    for pool in TOKENS:
+        name = release(pool)
+        account = fleet.core.read_namespaced_service_account(name, MANAGER_NS)
+        assert account.metadata.labels["gpuci.runners/pool"] == pool
+        deployment = fleet.apps.read_namespaced_deployment(name, MANAGER_NS)
+        assert deployment.spec.template.spec.service_account_name == name
+        assert deployment.spec.template.metadata.labels["app.kubernetes.io/part-of"] == "gpuci-runners"
+        jobs_ns = CPU_JOBS_NS if pool == "cpu" else GPU_JOBS_NS
+        role = fleet.get("rbac.authorization.k8s.io/v1", "Role", name, jobs_ns)
+        assert role is not None, f"no Role {jobs_ns}/{name}"
+        for rule in role["rules"]:
+            assert "*" not in rule["verbs"] and "*" not in rule["resources"], rule
+            assert "namespaces" not in rule["resources"]
+        binding = fleet.get("rbac.authorization.k8s.io/v1", "RoleBinding", name, jobs_ns)
+        assert binding["subjects"] == [{"kind": "ServiceAccount", "name": name, "namespace": MANAGER_NS}]
+    # The chart makes no RBAC of its own, and nothing cluster-wide.
+    assert not [b for b in fleet.list("rbac.authorization.k8s.io/v1", "ClusterRoleBinding")
+                if any(s.get("namespace") == MANAGER_NS for s in b.get("subjects") or [])]
+    hpa = fleet.get("autoscaling/v2", "HorizontalPodAutoscaler", release("l40s"), MANAGER_NS)
+    assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (1, 2)
+
+
+# --- the scheduling proof ---------------------------------------------------------------------
+
+def _run_job_pod(cluster, pod: dict) -> dict:
+    cluster.apply_pod(pod)
+    return cluster.wait_pod(pod["metadata"]["name"], pod["metadata"]["namespace"],
+                            lambda p: scheduled_or_refused(p) and (not p["spec"].get("nodeName")
+                                                                   or p["status"].get("phase") == "Running"))
+
+
+def test_l40s_job_pod_runs_on_the_l40s_node(fleet, nvidia_runtime_class):
+    pod = job_pod(stored_runner(fleet, "l40s"), GPU_JOBS_NS)
+    build = pod["spec"]["containers"][0]
+    assert build["name"] == "build" and build["resources"]["limits"]["nvidia.com/gpu"] == "1"
+    assert [c["name"] for c in pod["spec"]["containers"]] == ["build", "helper"]
+    placed = _run_job_pod(fleet, pod)
+    assert placed["spec"].get("nodeName") == "gpu-l40s-0", placed.get("status")
+    assert placed["status"]["phase"] == "Running"
+
+
+def test_a100_mig_job_pod_runs_on_the_a100_node(fleet, nvidia_runtime_class):
+    pod = job_pod(stored_runner(fleet, "a100-mig"), GPU_JOBS_NS)
+    assert pod["spec"]["containers"][0]["resources"]["limits"] == {"nvidia.com/mig-1g.10gb": "1"}
+    placed = _run_job_pod(fleet, pod)
+    assert placed["spec"].get("nodeName") == "gpu-a100-0", placed.get("status")
+    assert placed["status"]["phase"] == "Running"
+
+
+def test_cpu_job_pods_never_land_on_gpu_or_dri_nodes(fleet):
+    # Tolerate every taint, so only the pool's own affinity can keep the pods
+    # off the GPU and /dev/dri nodes; several pods give the scheduler the chance.
+    tolerate_all = [{"operator": "Exists"}]
+    runner = stored_runner(fleet, "cpu")
+    nodes = []
+    for _ in range(6):
+        placed = _run_job_pod(fleet, job_pod(runner, CPU_JOBS_NS, extra_tolerations=tolerate_all))
+        nodes.append(placed["spec"].get("nodeName"))
+    assert all(nodes), f"a CPU job pod was not scheduled: {nodes}"
+    assert not set(nodes) & (GPU_NODES | DRI_NODES), nodes
+
+
+def test_cpu_job_pod_without_the_affinity_would_reach_gpu_nodes(fleet):
+    """Control for the test above: the same tolerant pods without the pool's patch do spread to GPU nodes."""
+    runner = stored_runner(fleet, "cpu")
+    runner["feature_flags"][ADVANCED_POD_SPEC_FLAG] = False  # GitLab then ignores pod_spec
+    nodes = set()
+    for _ in range(12):
+        placed = _run_job_pod(fleet, job_pod(runner, CPU_JOBS_NS, extra_tolerations=[{"operator": "Exists"}]))
+        nodes.add(placed["spec"].get("nodeName"))
+    assert nodes & (GPU_NODES | DRI_NODES), f"control pods stayed on {nodes}; the CPU test proves nothing"
+
+
+def test_job_asking_more_gpus_than_any_node_stays_pending(fleet, nvidia_runtime_class):
+    # Rendered by the same filter, without a release of its own (no node has 8 GPUs).
+    runner = render_runner({"name": "l40s-x8", "gpu_class": "l40s", "gpus": 8, "namespace": GPU_JOBS_NS})
+    pod = job_pod(runner, GPU_JOBS_NS)
+    assert pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "8"
+    placed = _run_job_pod(fleet, pod)
+    assert not placed["spec"].get("nodeName")
+    assert placed["status"]["phase"] == "Pending"
+    assert any(c["type"] == "PodScheduled" and c["reason"] == "Unschedulable" for c in placed["status"]["conditions"])
+    events = fleet.pod_events(pod["metadata"]["name"], GPU_JOBS_NS)
+    assert any(e["reason"] == "FailedScheduling" and "nvidia.com/gpu" in (e["message"] or "") for e in events), events
+
+
+# --- token hygiene ------------------------------------------------------------------------------
+
+def test_tokens_live_only_in_our_secrets(fleet):
+    secrets = secret_texts(fleet)
+    for pool, token in TOKENS.items():
+        holders = sorted(key for key, text in secrets.items() if token in text)
+        assert holders == [(MANAGER_NS, f"{release(pool)}-token")], f"{pool}: token found in {holders}"
+    for key, text in configmap_texts(fleet).items():
+        assert not [pool for pool, token in TOKENS.items() if token in text], f"a token is in ConfigMap {key}"
+    payloads = helm_release_payloads(fleet, MANAGER_NS)
+    assert len(payloads) >= len(TOKENS)
+    for name, payload in payloads.items():
+        assert not [pool for pool, token in TOKENS.items() if token in payload], f"a token is in Helm release {name}"
+        assert '"secret":"gitlab-runner-' in payload.replace(" ", ""), "runners.secret should name our Secret"
+
+
+def test_rotating_a_token_updates_the_secret_and_restarts_the_manager(fleet, playbooks):
+    before = fleet.apps.read_namespaced_deployment(release("l40s"), MANAGER_NS).spec.template.metadata.annotations or {}
+    tokens = dict(TOKENS, l40s=ROTATED_L40S_TOKEN)
+    run = playbooks.run(PLAYBOOK, extra_vars=fleet_vars(pools(tokens)), verbosity=3, diff=True).assert_ok()
+    assert run.changed > 0
+    assert ROTATED_L40S_TOKEN not in run.output and TOKENS["l40s"] not in run.output
+    holders = sorted(key for key, text in secret_texts(fleet).items() if ROTATED_L40S_TOKEN in text)
+    assert holders == [(MANAGER_NS, f"{release('l40s')}-token")]
+    after = fleet.apps.read_namespaced_deployment(release("l40s"), MANAGER_NS).spec.template.metadata.annotations or {}
+    assert after.get("gpuci.runners/token-version") != before.get("gpuci.runners/token-version"), \
+        "the manager reads its token at start; a new token must roll the Deployment"
+    # Only the rotated pool restarts.
+    other = fleet.apps.read_namespaced_deployment(release("cpu"), MANAGER_NS).spec.template.metadata.annotations
+    assert "gpuci.runners/token-version" not in (other or {})
+
+
+# --- pruning and teardown -------------------------------------------------------------------
+
+def test_absent_and_undeclared_pools_are_removed(fleet, playbooks):
+    tokens = dict(TOKENS, l40s=ROTATED_L40S_TOKEN)
+    declared = [p for p in pools(tokens) if p["name"] in ("l40s", "a100-mig")]
+    declared[1] = {"name": "a100-mig", "state": "absent"}  # the cpu pool is simply gone
+    run = playbooks.run(PLAYBOOK, extra_vars=fleet_vars(declared)).assert_ok()
+    assert run.changed > 0
+    kept, removed = ["l40s"], ["a100-mig", "cpu"]
+    releases = {s.split(".v1.")[1].rsplit(".v", 1)[0] for s in helm_release_payloads(fleet, MANAGER_NS)}
+    assert releases == {release(p) for p in kept}
+    for kind, api in (("ServiceAccount", "v1"), ("Secret", "v1"), ("Role", "rbac.authorization.k8s.io/v1"),
+                      ("RoleBinding", "rbac.authorization.k8s.io/v1")):
+        names = fleet_objects(fleet, kind, api)
+        assert not [n for n in names for p in removed if release(p) in n], f"{kind}: {names}"
+        assert [n for n in names if release("l40s") in n], f"{kind} of the kept pool is gone: {names}"
+    # The cpu pool's job namespace was the role's and no pool uses it now.
+    assert fleet_objects(fleet, "Namespace") == sorted([f"/{GPU_JOBS_NS}", f"/{MANAGER_NS}"])
+    rerun = playbooks.run(PLAYBOOK, extra_vars=fleet_vars(declared)).assert_ok()
+    assert rerun.changed == 0, rerun.output[-4000:]
+
+
+def test_state_absent_removes_everything_we_made(fleet, playbooks):
+    check = playbooks.run(PLAYBOOK, extra_vars=fleet_vars([], gitlab_runner_state="absent"), check=True).assert_ok()
+    assert check.changed > 0 and fleet_objects(fleet, "Namespace"), "check mode must not remove anything"
+    playbooks.run(PLAYBOOK, extra_vars=fleet_vars([], gitlab_runner_state="absent")).assert_ok()
+    for kind, api in (("ServiceAccount", "v1"), ("Secret", "v1"), ("Role", "rbac.authorization.k8s.io/v1"),
+                      ("RoleBinding", "rbac.authorization.k8s.io/v1"), ("Namespace", "v1")):
+        assert fleet_objects(fleet, kind, api) == [], kind
+    for namespace in OUR_NAMESPACES:
+        with pytest.raises(ApiException) as gone:
+            fleet.core.read_namespace(namespace)
+        assert gone.value.status == 404, namespace
+    assert not [d for d in fleet.apps.list_deployment_for_all_namespaces(label_selector=FLEET_SELECTOR).items]
