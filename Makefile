@@ -43,12 +43,13 @@ testbed-down: venv
 	$(TESTBED) down
 
 units: venv
-	$(BIN)/pytest -q tests/unit tests/roles
+	$(BIN)/pytest -q tests/unit tests/roles tests/awx
 
 lint: venv
 	$(BIN)/yamllint -s .
 	$(BIN)/ansible-lint
 	$(BIN)/antsibull-changelog lint
+	$(BIN)/python tools/awx/surveys.py --check
 
 sanity: venv
 	bash tests/sanity/run.sh
