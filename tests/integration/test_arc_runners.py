@@ -1,0 +1,360 @@
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""roles/arc_runners against the testbed, with the real ARC 0.14.2 charts.
+
+The controller and three scale sets (the seeds' A10 CUDA lane, an L40S lane
+in kubernetes container mode, the /dev/dri Vulkan lane) go through check
+mode, converge (at -vvv, with recognisable fake credentials) and a second
+converge that changes nothing. Runner pods built from the
+AutoscalingRunnerSets on the API server are placed by the real scheduler.
+Bad input fails before the cluster is touched, and teardown leaves nothing.
+
+ARC's controller never runs here (kwok runs no containers): no listener or
+runner is ever created, and the chart's cleanup finalizers are released by
+the role (arc_runners_force_finalizers) instead of the controller.
+"""
+from __future__ import annotations
+
+import base64
+
+import pytest
+import yaml
+
+from arc_runners_support import (
+    ARS,
+    CONTROLLER_NAMESPACE,
+    CONTROLLER_RELEASE,
+    K8S_MODE_NAMESPACE,
+    NAMESPACES,
+    OURS,
+    PREFIX,
+    RUNNERS_NAMESPACE,
+    arc_crds,
+    delete_pods,
+    delete_runtime_class,
+    ensure_runtime_class,
+    gpu_requests,
+    helm_releases,
+    job_pod,
+    nodes_matching,
+    place,
+    role_objects,
+    runner_pod,
+    without_tolerations,
+)
+
+PLAYBOOK = "arc_runners.yml"
+# Fake credentials that must never show up outside their Secrets.
+TOKEN = "ghp_gpuciFAKEarcRunnersToken0123456789"
+APP_ID = 918273645
+INSTALLATION_ID = "5647382910"
+PRIVATE_KEY = "-----BEGIN RSA PRIVATE KEY-----\nMIIgpuciFAKEarcRunnersKey\n-----END RSA PRIVATE KEY-----\n"
+LEAK_MARKERS = (TOKEN, "MIIgpuciFAKEarcRunnersKey", str(APP_ID), INSTALLATION_ID)
+
+A10 = f"{PREFIX}-a10"
+L40S = f"{PREFIX}-l40s"
+DRI = f"{PREFIX}-dri"
+SCALE_SETS = [
+    # The seeds' Kubeflow lane: runs-on {labels: oracle-vm-gpu-a10-1, group: GPUs}.
+    {"name": A10, "github_config_url": "https://github.com/example-org", "github_token": TOKEN,
+     "runner_group": "GPUs", "labels": ["oracle-vm-gpu-a10-1"], "gpu_class": "a10", "gpus": 1,
+     "min_runners": 0, "max_runners": 2},
+    # Kubernetes mode: the hook template gives the job pod the GPU.
+    {"name": L40S, "namespace": K8S_MODE_NAMESPACE, "github_config_url": "https://github.com/example-org",
+     "github_app_id": APP_ID, "github_app_installation_id": INSTALLATION_ID, "github_app_private_key": PRIVATE_KEY,
+     "gpu_class": "l40s", "gpus": 1, "container_mode": "kubernetes",
+     "work_volume_claim": {"size": "10Gi", "storage_class": "standard"}, "max_runners": 2},
+    # The /dev/dri lane; it authenticates with an existing Secret (the A10
+    # set's, made earlier in the same run).
+    {"name": DRI, "github_config_url": "https://github.com/example-org",
+     "github_config_secret": f"{A10}-github-config", "labels": ["vulkan", "webgpu"],
+     "gpu_class": "dri", "lane": "dri", "max_runners": 1},
+]
+BASE = {
+    "arc_runners_controller_release_name": CONTROLLER_RELEASE,
+    "arc_runners_controller_namespace": CONTROLLER_NAMESPACE,
+    "arc_runners_scale_set_namespace": RUNNERS_NAMESPACE,
+    "arc_runners_force_finalizers": True,
+    "arc_runners_wait_timeout": 120,
+}
+CONVERGE = {**BASE, "arc_runners_scale_sets": SCALE_SETS}
+TEARDOWN = {**CONVERGE, "arc_runners_state": "absent", "arc_runners_remove_crds": True}
+
+
+def with_scale_set(name: str, **changes) -> dict:
+    """CONVERGE with one scale set changed (a key set to None is removed)."""
+    scale_sets = []
+    for scale_set in SCALE_SETS:
+        if scale_set["name"] == name:
+            scale_set = {k: v for k, v in {**scale_set, **changes}.items() if v is not None}
+        scale_sets.append(scale_set)
+    return {**CONVERGE, "arc_runners_scale_sets": scale_sets}
+
+
+# --- Bad input: refused before any change ---------------------------------
+
+BAD_INPUTS = {
+    "two credential kinds": (
+        with_scale_set(A10, github_config_secret="some-secret"),
+        [f"arc_runners_scale_sets[{A10}]", "github_token and github_config_secret"]),
+    "no credentials": (
+        with_scale_set(A10, github_token=None),
+        [f"arc_runners_scale_sets[{A10}]", "got none"]),
+    "incomplete GitHub App": (
+        with_scale_set(L40S, github_app_private_key=None),
+        [f"arc_runners_scale_sets[{L40S}]", "the GitHub App lacks github_app_private_key"]),
+    "min above max": (
+        with_scale_set(A10, min_runners=3, max_runners=1),
+        [f"arc_runners_scale_sets[{A10}].min_runners (3) must not exceed max_runners (1)"]),
+    "lane the class cannot serve": (
+        with_scale_set(A10, lane="dri", gpus=None),
+        ["scale_set.lane", "GPU class a10 serves only the lanes cuda"]),
+    "duplicate names": (
+        {**CONVERGE, "arc_runners_scale_sets": SCALE_SETS + [SCALE_SETS[0]]},
+        [f"the name {A10} is used 2 times"]),
+    "kubernetes mode without work volume": (
+        with_scale_set(L40S, work_volume_claim=None),
+        [f"arc_runners_scale_sets[{L40S}].work_volume_claim is required"]),
+    "wrong type, named by argument validation": (
+        with_scale_set(A10, max_runners="many"),
+        ["max_runners", "arc_runners_scale_sets"]),
+}
+
+
+@pytest.mark.parametrize("case", BAD_INPUTS)
+def test_bad_input_fails_before_any_change(testbed, playbooks, case):
+    extra_vars, fragments = BAD_INPUTS[case]
+    before = role_objects(testbed)
+    run = playbooks.run(PLAYBOOK, extra_vars=extra_vars)
+    run.assert_failed_with(*fragments)
+    assert role_objects(testbed) == before, "bad input changed the cluster"
+    for marker in LEAK_MARKERS:
+        assert marker not in run.output, f"a credential leaked into the output of a failed run: {marker}"
+
+
+# --- Converge, idempotence, check mode ------------------------------------
+
+@pytest.fixture(scope="module")
+def converged(testbed, playbooks):
+    """Check mode, converge at -vvv, converge again; teardown when the module ends."""
+    if any(testbed.get("v1", "Namespace", ns) for ns in NAMESPACES):
+        # An interrupted earlier run; these names are this module's own.
+        playbooks.run(PLAYBOOK, extra_vars=TEARDOWN).assert_ok()
+    before = role_objects(testbed)
+    runs = {"check": playbooks.run(PLAYBOOK, extra_vars=CONVERGE, check=True)}
+    runs["check_unchanged"] = role_objects(testbed) == before
+    runs["first"] = playbooks.run(PLAYBOOK, extra_vars=CONVERGE, verbosity=3)
+    runs["second"] = playbooks.run(PLAYBOOK, extra_vars=CONVERGE)
+    try:
+        yield runs
+    finally:
+        if any(testbed.get("v1", "Namespace", ns) for ns in NAMESPACES):
+            playbooks.run(PLAYBOOK, extra_vars=TEARDOWN)
+
+
+def test_check_mode_changes_nothing(converged):
+    check = converged["check"].assert_ok()
+    assert check.changed > 0, "check mode should report what it would install"
+    assert converged["check_unchanged"], "check mode changed the cluster"
+
+
+def test_converge_then_nothing_to_change(converged):
+    first = converged["first"].assert_ok()
+    assert first.changed > 0
+    second = converged["second"].assert_ok()
+    assert second.changed == 0, f"the second run changed something:\n{second.output[-5000:]}"
+
+
+def test_runner_sets_carry_our_pod_templates(testbed, converged):
+    converged["first"].assert_ok()
+    a10 = testbed.get(*ARS, A10, RUNNERS_NAMESPACE)
+    l40s = testbed.get(*ARS, L40S, K8S_MODE_NAMESPACE)
+    dri = testbed.get(*ARS, DRI, RUNNERS_NAMESPACE)
+    assert a10 and l40s and dri, "an AutoscalingRunnerSet is missing"
+
+    assert a10["spec"]["runnerGroup"] == "GPUs"
+    assert a10["spec"]["runnerScaleSetLabels"] == ["oracle-vm-gpu-a10-1"]
+    assert (a10["spec"]["minRunners"], a10["spec"]["maxRunners"]) == (0, 2)
+    a10_spec = a10["spec"]["template"]["spec"]
+    assert a10_spec["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-A10"}
+    assert a10_spec["runtimeClassName"] == "nvidia"
+    assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in a10_spec["tolerations"]
+
+    l40s_spec = l40s["spec"]["template"]["spec"]
+    runner = next(c for c in l40s_spec["containers"] if c["name"] == "runner")
+    env = {e["name"]: e.get("value") for e in runner["env"]}
+    assert env["ACTIONS_RUNNER_CONTAINER_HOOK_TEMPLATE"] == "/home/runner/pod-templates/job-template.yaml"
+    assert env["ACTIONS_RUNNER_CONTAINER_HOOKS"] == "/home/runner/k8s/index.js"  # the chart's kubernetes mode
+    volumes = {v["name"]: v for v in l40s_spec["volumes"]}
+    assert volumes["hook-template"]["configMap"]["name"] == f"{L40S}-hook-template"
+    claim = volumes["work"]["ephemeral"]["volumeClaimTemplate"]["spec"]
+    assert claim == {"accessModes": ["ReadWriteOnce"], "storageClassName": "standard",
+                     "resources": {"requests": {"storage": "10Gi"}}}
+
+    dri_spec = dri["spec"]["template"]["spec"]
+    assert dri_spec["nodeSelector"] == {"gpuci.runners/dri": "true"}
+    assert {"name": "dev-dri", "hostPath": {"path": "/dev/dri", "type": "Directory"}} in dri_spec["volumes"]
+    assert "runtimeClassName" not in dri_spec
+
+    # Our objects are labelled ours; the hook template is what the filter makes.
+    hook = testbed.get("v1", "ConfigMap", f"{L40S}-hook-template", K8S_MODE_NAMESPACE)
+    assert hook["metadata"]["labels"]["app.kubernetes.io/part-of"] == "gpuci-runners"
+    job_spec = yaml.safe_load(hook["data"]["job-template.yaml"])["spec"]
+    assert job_spec["runtimeClassName"] == "nvidia"
+    assert job_spec["containers"][0]["name"] == "$job"
+    for namespace in NAMESPACES:
+        assert testbed.get("v1", "Namespace", namespace)["metadata"]["labels"]["app.kubernetes.io/part-of"] \
+            == "gpuci-runners"
+
+
+def test_credentials_live_only_in_secrets(testbed, converged):
+    first = converged["first"].assert_ok()
+    for marker in LEAK_MARKERS:
+        assert marker not in first.output, f"a credential appeared in the -vvv output: {marker!r}"
+
+    token_secret = testbed.get("v1", "Secret", f"{A10}-github-config", RUNNERS_NAMESPACE)
+    assert decode(token_secret["data"]) == {"github_token": TOKEN}
+    app_secret = testbed.get("v1", "Secret", f"{L40S}-github-config", K8S_MODE_NAMESPACE)
+    assert decode(app_secret["data"]) == {"github_app_id": str(APP_ID), "github_app_installation_id": INSTALLATION_ID,
+                                          "github_app_private_key": PRIVATE_KEY}
+    assert testbed.get("v1", "Secret", f"{DRI}-github-config", RUNNERS_NAMESPACE) is None, \
+        "a scale set with github_config_secret got a Secret of its own"
+
+    for namespace in (RUNNERS_NAMESPACE, K8S_MODE_NAMESPACE):
+        for release in helm_releases(testbed, namespace).values():
+            assert isinstance(release["config"]["githubConfigSecret"], str)
+            text = repr(release)
+            for marker in LEAK_MARKERS:
+                assert marker not in text, f"a credential is stored in Helm release {release['name']}"
+        for configmap in testbed.list("v1", "ConfigMap", namespace=namespace):
+            for marker in LEAK_MARKERS:
+                assert marker not in repr(configmap.get("data")), f"a credential is in ConfigMap {configmap['metadata']['name']}"
+        # Only our labelled Secrets hold credentials (the chart made none).
+        for secret in testbed.list("v1", "Secret", namespace=namespace):
+            if any(marker in repr(decode(secret.get("data") or {})) for marker in LEAK_MARKERS):
+                assert secret["metadata"]["name"].endswith("-github-config")
+                assert secret["metadata"]["labels"]["app.kubernetes.io/part-of"] == "gpuci-runners"
+
+
+def decode(data: dict) -> dict:
+    decoded = {}
+    for key, value in data.items():
+        raw = base64.b64decode(value)
+        try:
+            decoded[key] = raw.decode()
+        except UnicodeDecodeError:  # Helm's gzip; searched separately
+            decoded[key] = repr(raw)
+    return decoded
+
+
+# --- Scheduling proof ------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def runtime_class(testbed):
+    """RuntimeClass admission rejects pods naming a missing RuntimeClass."""
+    created = ensure_runtime_class(testbed)
+    yield
+    if created:
+        delete_runtime_class(testbed)
+
+
+@pytest.fixture
+def pods(testbed):
+    made: list[dict] = []
+    yield made
+    delete_pods(testbed, made)
+
+
+def placed(testbed, pods: list, pod: dict) -> dict:
+    pods.append(pod)
+    return place(testbed, pod)
+
+
+def unschedulable(pod: dict) -> bool:
+    return not pod["spec"].get("nodeName") and any(
+        c["type"] == "PodScheduled" and c["reason"] == "Unschedulable" for c in pod["status"]["conditions"])
+
+
+LANES = {
+    # scale set, namespace, the only node it may land on, does it request a GPU
+    "a10-cuda": (A10, RUNNERS_NAMESPACE, "gpu-a10-0", True),
+    "l40s-kubernetes-mode": (L40S, K8S_MODE_NAMESPACE, "gpu-l40s-0", False),
+    "dri": (DRI, RUNNERS_NAMESPACE, "dri-0", False),
+}
+
+
+@pytest.mark.parametrize("lane", LANES)
+def test_runner_pod_lands_on_its_node_only(testbed, converged, runtime_class, pods, lane):
+    converged["first"].assert_ok()
+    name, namespace, node, requests_gpu = LANES[lane]
+    runner = runner_pod(testbed.get(*ARS, name, namespace), f"{name}-runner")
+    assert nodes_matching(testbed, runner["spec"]["nodeSelector"]) == [node], "the node selector is not exclusive"
+
+    landed = placed(testbed, pods, runner)
+    assert landed["spec"].get("nodeName") == node, testbed.pod_events(runner["metadata"]["name"], namespace)
+    if requests_gpu:
+        assert gpu_requests(landed) == {"runner": {"nvidia.com/gpu": "1"}}
+        assert landed["spec"]["runtimeClassName"] == "nvidia"
+    else:
+        assert gpu_requests(landed) == {}, "this runner pod must not hold a GPU"
+    if lane == "dri":
+        mounts = next(c for c in landed["spec"]["containers"] if c["name"] == "runner")["volumeMounts"]
+        assert {"name": "dev-dri", "mountPath": "/dev/dri"} in [{k: m[k] for k in ("name", "mountPath")} for m in mounts]
+
+    # Its node is tainted: without the tolerations nothing can take it.
+    refused = placed(testbed, pods, without_tolerations(runner))
+    assert unschedulable(refused), f"{refused['metadata']['name']} was placed on {refused['spec'].get('nodeName')}"
+    if requests_gpu:
+        # No untainted node has a GPU, whatever the node selector says.
+        anywhere = placed(testbed, pods, without_tolerations(runner, drop_node_selector=True))
+        assert unschedulable(anywhere), f"a GPU pod without tolerations landed on {anywhere['spec'].get('nodeName')}"
+
+
+def test_kubernetes_mode_job_pod_gets_the_gpu(testbed, converged, runtime_class, pods):
+    converged["first"].assert_ok()
+    hook = testbed.get("v1", "ConfigMap", f"{L40S}-hook-template", K8S_MODE_NAMESPACE)
+    job = job_pod(hook["data"]["job-template.yaml"], f"{L40S}-job", K8S_MODE_NAMESPACE)
+    landed = placed(testbed, pods, job)
+    assert landed["spec"].get("nodeName") == "gpu-l40s-0", testbed.pod_events(job["metadata"]["name"], K8S_MODE_NAMESPACE)
+    assert gpu_requests(landed) == {"job": {"nvidia.com/gpu": "1"}}
+    assert landed["spec"]["runtimeClassName"] == "nvidia"
+    refused = placed(testbed, pods, without_tolerations(job, drop_node_selector=True))
+    assert unschedulable(refused)
+
+
+# --- Removal ----------------------------------------------------------------
+
+def test_modify_and_remove_scale_sets(testbed, playbooks, converged):
+    """One run: the L40S set is removed, the dri set gets a token of its own,
+    and the A10 set switches to the dri set's Secret, so its own is pruned."""
+    converged["second"].assert_ok()
+    scale_sets = with_scale_set(L40S, state="absent")["arc_runners_scale_sets"]
+    changes = {A10: {"github_token": None, "github_config_secret": f"{DRI}-github-config"},
+               DRI: {"github_config_secret": None, "github_token": TOKEN}}
+    scale_sets = [{k: v for k, v in {**s, **changes.get(s["name"], {})}.items() if v is not None} for s in scale_sets]
+    run = playbooks.run(PLAYBOOK, extra_vars={**CONVERGE, "arc_runners_scale_sets": scale_sets}).assert_ok()
+    assert run.changed > 0
+
+    assert testbed.get(*ARS, L40S, K8S_MODE_NAMESPACE) is None
+    assert L40S not in helm_releases(testbed, K8S_MODE_NAMESPACE)
+    assert not testbed.list("v1", "Secret", namespace=K8S_MODE_NAMESPACE, label_selector=OURS)
+    assert not testbed.list("v1", "ConfigMap", namespace=K8S_MODE_NAMESPACE, label_selector=OURS)
+    # The chart's RBAC objects are gone too (their finalizers released).
+    for kind in ("Role", "RoleBinding"):
+        assert not testbed.list("rbac.authorization.k8s.io/v1", kind, namespace=K8S_MODE_NAMESPACE,
+                                label_selector=f"actions.github.com/scale-set-name={L40S}")
+
+    assert testbed.get(*ARS, A10, RUNNERS_NAMESPACE)["spec"]["githubConfigSecret"] == f"{DRI}-github-config"
+    assert testbed.get(*ARS, DRI, RUNNERS_NAMESPACE)["spec"]["githubConfigSecret"] == f"{DRI}-github-config"
+    assert testbed.get("v1", "Secret", f"{A10}-github-config", RUNNERS_NAMESPACE) is None, "the unused Secret was kept"
+    assert decode(testbed.get("v1", "Secret", f"{DRI}-github-config", RUNNERS_NAMESPACE)["data"]) == {"github_token": TOKEN}
+
+
+def test_teardown_leaves_nothing(testbed, playbooks, converged):
+    converged["second"].assert_ok()
+    run = playbooks.run(PLAYBOOK, extra_vars=TEARDOWN).assert_ok()
+    assert role_objects(testbed) == {}, f"left behind: {sorted(role_objects(testbed))}"
+    # The CRDs go, unless another installation's runner sets still use them.
+    assert not arc_crds(testbed) or "ARC's CRDs are kept because" in run.output
+    again = playbooks.run(PLAYBOOK, extra_vars=TEARDOWN).assert_ok()
+    assert again.changed == 0, again.output[-4000:]
