@@ -9,42 +9,82 @@ from the charts, our RuntimeClass, webhooks, namespaces) are the ones that
 existed before. CRDs are kept by policy (Helm keeps them; both roles remove
 them only when asked), so they are left out of the comparison.
 
-Objects of other suites that exist before the converge are taken out of
-the comparison (the testbed is shared during development); in CI the
-suites run one after another. The GPU Operator chart's ClusterRole has a
+The testbed is shared during development, so the comparison is limited to
+the namespaces inventories/local (and the roles' defaults) name, and to
+cluster-scoped objects other than namespaces of other suites; objects that
+existed before the converge are left out. In CI the suites run one after
+another. The GPU Operator chart's ClusterRole has a
 fixed name, so this module must not run at the same time as another suite
 that installs the GPU Operator.
 """
 from __future__ import annotations
 
+import glob
+
+import yaml
+
+from helpers import LOCAL_INVENTORY, REPO_ROOT
 from reliability_support import CLUSTER_KINDS, cluster_scoped_snapshot, helm_releases, labelled_leftovers
 
-KINDS_WITHOUT_CRDS = tuple(kind for kind in CLUSTER_KINDS if kind[1] != "CustomResourceDefinition") + (
-    ("v1", "Namespace"),)
+KINDS_WITHOUT_CRDS = tuple(kind for kind in CLUSTER_KINDS if kind[1] != "CustomResourceDefinition")
+
+
+def _namespace_values(data) -> set[str]:
+    """Every string under a key ending in `namespace`, at any depth."""
+    found = set()
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if str(key).endswith("namespace") and isinstance(value, str) and "{{" not in value:
+                found.add(value)
+            found |= _namespace_values(value)
+    elif isinstance(data, list):
+        for value in data:
+            found |= _namespace_values(value)
+    return found
+
+
+def site_namespaces() -> set[str]:
+    files = glob.glob(str(LOCAL_INVENTORY / "group_vars" / "all" / "*.yml"))
+    files += glob.glob(str(REPO_ROOT / "roles" / "*" / "defaults" / "main.yml"))
+    return set().union(*(_namespace_values(yaml.safe_load(open(f))) for f in files))
+
+
+NAMESPACES = site_namespaces()
+
+
+def ours(objects) -> set[tuple[str, str, str]]:
+    """Objects inside the site's namespaces, and those namespaces themselves."""
+    return {o for o in objects if o[1] in NAMESPACES or (o[0] == "Namespace" and o[2] in NAMESPACES)}
+
+
+def existing_namespaces(cluster) -> set[str]:
+    return {name for name in NAMESPACES if cluster.get("v1", "Namespace", name)}
 
 
 def release_names(cluster) -> set[tuple[str, str]]:
-    return {(r["namespace"], r["name"]) for r in helm_releases(cluster)}
+    return {(r["namespace"], r["name"]) for r in helm_releases(cluster) if r["namespace"] in NAMESPACES}
 
 
 def test_teardown_leaves_nothing_behind(testbed, playbooks):
-    labelled_before = set(labelled_leftovers(testbed))
+    labelled_before = ours(labelled_leftovers(testbed))
     releases_before = release_names(testbed)
     cluster_before = set(cluster_scoped_snapshot(testbed, KINDS_WITHOUT_CRDS))
+    namespaces_before = existing_namespaces(testbed)
 
     converge = playbooks.run("site.yml")
     try:
         converge.assert_ok()
-        made = set(labelled_leftovers(testbed)) - labelled_before
+        made = ours(labelled_leftovers(testbed)) - labelled_before
         assert made, "the converge made no labelled object; nothing would be tested"
         assert release_names(testbed) - releases_before, "the converge made no Helm release"
     finally:
         teardown = playbooks.run("teardown.yml")
     teardown.assert_ok()
 
-    left = sorted(set(labelled_leftovers(testbed)) - labelled_before)
+    left = sorted(ours(labelled_leftovers(testbed)) - labelled_before)
     assert not left, f"labelled objects left after teardown: {left}"
     assert not release_names(testbed) - releases_before, "Helm releases left after teardown"
+    assert existing_namespaces(testbed) == namespaces_before, "a namespace the converge created is left"
     cluster_left = sorted(set(cluster_scoped_snapshot(testbed, KINDS_WITHOUT_CRDS)) - cluster_before)
     assert not cluster_left, f"cluster-scoped objects left after teardown: {cluster_left}"
 
