@@ -1,0 +1,231 @@
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Converge benchmarks on the local testbed (`make bench`; not a test, no pass/fail).
+
+(a) site.yml on the reference inventory (benchmarks/inventory: GPU Operator,
+    3 GitLab pools, ARC controller, 3 scale sets) against bare_helm.sh doing
+    the same releases with the same values, measured in one run -> ratio;
+(b) a no-op rerun of site.yml, as a ratio to (a);
+(c) gitlab_runner.yml with 1, 10 and 50 pools, to show how cost grows.
+
+Order: a warm-up converge records what the roles install (release values,
+the objects they make themselves) and is torn down; then bare helm, then the
+timed converge and its rerun, each from the same clean state (CRDs, which
+Helm keeps, exist for both). Prints a table, writes benchmarks/results/latest.json.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "benchmarks"
+INVENTORY = BENCH / "inventory"
+RESULTS = BENCH / "results"
+TESTBED = [sys.executable, str(ROOT / "tools" / "testbed" / "testbed.py")]
+KUBECONFIG = ROOT / ".testbed" / "kubeconfig"
+CHART_REPO = os.environ.get("GPUCI_CHART_REPO_URL", "http://127.0.0.1:18879")
+NAMESPACES = ("bench-gpu-operator", "bench-gitlab-runner", "bench-arc-systems", "bench-arc-runners")
+OWN_KINDS = ("namespaces", "secrets", "serviceaccounts", "roles", "rolebindings", "configmaps")
+POOL_COUNTS = (1, 10, 50)
+
+
+def tool_env() -> dict[str, str]:
+    """PATH with the testbed's helm and kubectl first, the testbed's kubeconfig, plain output."""
+    paths = subprocess.run(["bash", str(ROOT / "tools/testbed/build.sh"), "--print-paths"],
+                           check=True, capture_output=True, text=True).stdout.strip()
+    return dict(os.environ, PATH=f"{ROOT / '.venv/bin'}:{paths}:{os.environ['PATH']}", KUBECONFIG=str(KUBECONFIG),
+                GPUCI_KUBECONFIG=str(KUBECONFIG), ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+
+
+ENV: dict[str, str] = {}
+
+
+def sh(*argv: str, check: bool = True) -> str:
+    proc = subprocess.run(argv, cwd=ROOT, env=ENV, capture_output=True, text=True, check=False)
+    if check and proc.returncode:
+        raise RuntimeError(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return proc.stdout
+
+
+def playbook(name: str, extra_vars: dict | None = None, profile: bool = False) -> tuple[float, str]:
+    """Run playbooks/<name> on the reference inventory; (seconds, output). Fails loudly."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
+        json.dump(extra_vars or {}, handle)
+    argv = [str(ROOT / ".venv/bin/ansible-playbook"), "-i", str(INVENTORY), str(ROOT / "playbooks" / name),
+            "-e", f"@{handle.name}"]
+    env = dict(ENV, ANSIBLE_CALLBACKS_ENABLED="ansible.posix.profile_tasks") if profile else ENV
+    started = time.monotonic()
+    proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    elapsed = time.monotonic() - started
+    os.unlink(handle.name)
+    if proc.returncode:
+        raise RuntimeError(f"{name} failed ({proc.returncode}):\n{proc.stdout[-5000:]}{proc.stderr[-2000:]}")
+    return elapsed, proc.stdout
+
+
+def changed(output: str) -> int:
+    return sum(int(n) for n in re.findall(r"\bchanged=(\d+)", output))
+
+
+def slowest_tasks(output: str, count: int = 8) -> list[dict]:
+    """profile_tasks' closing table: the slowest task names and their seconds."""
+    rows = re.findall(r"^(.+?) -+ (\d+\.\d+)s$", output, flags=re.MULTILINE)
+    return [{"task": name.strip(), "seconds": float(sec)} for name, sec in rows[:count]]
+
+
+def teardown() -> float:
+    return playbook("teardown.yml")[0]
+
+
+def record_plan(plan: Path) -> int:
+    """What the converge installed: objects the roles made themselves, and each release's chart and values."""
+    (plan / "values").mkdir(parents=True, exist_ok=True)
+    documents = []
+    for kind in OWN_KINDS:
+        listing = json.loads(sh("kubectl", "get", kind, "-A", "-l", "app.kubernetes.io/part-of=gpuci-runners",
+                                "-o", "json"))
+        for item in listing["items"]:
+            meta = item["metadata"]
+            if meta.get("namespace", meta["name"]) not in NAMESPACES or meta.get("labels", {}).get(
+                    "app.kubernetes.io/managed-by") == "Helm":
+                continue
+            keep = {k: v for k, v in item.items() if k not in ("metadata", "status")}
+            keep["metadata"] = {k: meta[k] for k in ("name", "namespace", "labels", "annotations") if k in meta}
+            documents.append(keep)
+    documents.sort(key=lambda d: d["kind"] != "Namespace")
+    (plan / "objects.yaml").write_text(yaml.safe_dump_all(documents, sort_keys=False))
+    releases = [r for r in json.loads(sh("helm", "list", "-A", "-o", "json")) if r["namespace"] in NAMESPACES]
+    releases.sort(key=lambda r: r["updated"])
+    lines = []
+    for release in releases:
+        chart, version = release["chart"].rsplit("-", 1)
+        values = sh("helm", "get", "values", release["name"], "-n", release["namespace"], "-o", "json")
+        (plan / "values" / f"{release['namespace']}.{release['name']}.json").write_text(values)
+        lines.append(f"{release['name']} {release['namespace']} {chart} {version} 5m")
+    (plan / "releases.tsv").write_text("\n".join(lines) + "\n")
+    return len(lines)
+
+
+def pool_vars(count: int) -> dict:
+    """`count` GitLab pools, GPU and CPU pools alternating."""
+    pools = []
+    for index in range(1, count + 1):
+        pool = {"name": f"p{index:02d}", "token": f"glrt-bench-pool-{index:02d}"}
+        if index % 2:
+            pool.update(gpu_class="l40s", gpus=1)
+        pools.append(pool)
+    return {"gitlab_runner_pools": pools}
+
+
+def machine() -> dict:
+    cpuinfo = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    model = re.search(r"model name\s*:\s*(.+)", cpuinfo)
+    memory = re.search(r"MemTotal:\s*(\d+)", Path("/proc/meminfo").read_text()) if Path("/proc/meminfo").exists() else None
+    return {"host": platform.node(), "cpu": model.group(1) if model else platform.processor(),
+            "cpus": os.cpu_count(), "memory_gib": round(int(memory.group(1)) / 2**20, 1) if memory else None,
+            "python": platform.python_version(), "kernel": platform.release()}
+
+
+def ensure_testbed() -> bool:
+    """Start the testbed unless it runs; True when this script started it."""
+    if subprocess.run(TESTBED + ["status"], capture_output=True, check=False).returncode == 0:
+        return False
+    subprocess.run(TESTBED + ["up", "--ttl", "7200"], check=True)
+    return True
+
+
+def run(pool_counts: tuple[int, ...]) -> dict:
+    result: dict = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "machine": machine()}
+    teardown()  # leftovers of an interrupted run
+    with tempfile.TemporaryDirectory() as folder:
+        plan = Path(folder)
+        warmup, _ = playbook("site.yml")
+        result["releases"] = record_plan(plan)
+        teardown()
+
+        started = time.monotonic()
+        sh("bash", str(BENCH / "bare_helm.sh"), str(plan), CHART_REPO)
+        bare = time.monotonic() - started
+        teardown()
+
+    converge, converge_out = playbook("site.yml", profile=True)
+    noop, noop_out = playbook("site.yml")
+    teardown_seconds = teardown()
+    result["reference"] = {
+        "bare_helm_s": round(bare, 1), "converge_s": round(converge, 1), "noop_s": round(noop, 1),
+        "warmup_converge_s": round(warmup, 1), "teardown_s": round(teardown_seconds, 1),
+        "converge_to_bare_ratio": round(converge / bare, 2), "noop_to_converge_ratio": round(noop / converge, 2),
+        "noop_changed": changed(noop_out), "slowest_tasks": slowest_tasks(converge_out),
+    }
+    result["pools"] = []
+    for count in pool_counts:
+        seconds, out = playbook("gitlab_runner.yml", pool_vars(count), profile=True)
+        noop_seconds, _ = playbook("gitlab_runner.yml", pool_vars(count))
+        removal, _ = playbook("gitlab_runner.yml", {**pool_vars(count), "gitlab_runner_state": "absent"})
+        result["pools"].append({"pools": count, "converge_s": round(seconds, 1), "noop_s": round(noop_seconds, 1),
+                                "absent_s": round(removal, 1), "per_pool_s": round(seconds / count, 2),
+                                "slowest_tasks": slowest_tasks(out, 5)})
+    return result
+
+
+def table(result: dict) -> str:
+    ref = result["reference"]
+    rows = [
+        f"gpuci.runners converge benchmark, {result['date']}, {result['machine']['host']} "
+        f"({result['machine']['cpu']}, {result['machine']['cpus']} CPUs, {result['machine']['memory_gib']} GiB)",
+        "",
+        f"{'measure':44} {'seconds':>8} {'ratio':>7}  target",
+        f"{'(a) bare helm upgrade --install, ' + str(result['releases']) + ' releases':44} {ref['bare_helm_s']:8.1f}",
+        f"{'(a) site.yml converge, same releases':44} {ref['converge_s']:8.1f} {ref['converge_to_bare_ratio']:7.2f}  <= 1.5 x bare",
+        f"{'(b) site.yml no-op rerun (changed=' + str(ref['noop_changed']) + ')':44} {ref['noop_s']:8.1f} "
+        f"{ref['noop_to_converge_ratio']:7.2f}  < 0.33 x converge",
+        "",
+        f"{'(c) GitLab pools':44} {'converge':>8} {'per pool':>8} {'no-op':>7} {'absent':>7}",
+    ]
+    for row in result["pools"]:
+        rows.append(f"{row['pools']:44d} {row['converge_s']:8.1f} {row['per_pool_s']:8.2f} {row['noop_s']:7.1f} "
+                    f"{row['absent_s']:7.1f}")
+    if len(result["pools"]) >= 2:
+        first, last = result["pools"][0], result["pools"][-1]
+        slope = (last["converge_s"] - first["converge_s"]) / (last["pools"] - first["pools"])
+        result["pool_slope_s"] = round(slope, 2)
+        rows.append(f"{'marginal cost per extra pool':44} {slope:8.2f}")
+    rows += ["", "slowest tasks of the site.yml converge (profile_tasks):"]
+    rows += [f"  {t['seconds']:7.2f}s  {t['task']}" for t in ref["slowest_tasks"]]
+    return "\n".join(rows)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--pools", default=",".join(map(str, POOL_COUNTS)), help="pool counts for (c), e.g. 1,10,50")
+    parser.add_argument("--output", type=Path, default=RESULTS / "latest.json")
+    args = parser.parse_args()
+    ENV.update(tool_env())
+    started_here = ensure_testbed()
+    try:
+        result = run(tuple(int(n) for n in args.pools.split(",") if n))
+    finally:
+        if started_here:
+            subprocess.run(TESTBED + ["down"], check=False)
+    text = table(result)
+    print(text)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"\nwritten: {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
