@@ -28,7 +28,11 @@ CLUSTER_KINDS = (("node.k8s.io/v1", "RuntimeClass"), ("rbac.authorization.k8s.io
 
 
 def role_objects(cluster: Cluster) -> dict[tuple[str, str], str]:
-    """(kind, name) -> resourceVersion of everything the role or its chart may create."""
+    """(kind, name) -> resourceVersion of what our release (role or chart) may create.
+
+    Cluster-scoped objects count when they belong to our release, so another
+    engineer's GPU Operator on the shared testbed does not make this flaky.
+    """
     objects: dict[tuple[str, str], str] = {}
     namespace = cluster.get("v1", "Namespace", NAMESPACE)
     if namespace:
@@ -38,16 +42,31 @@ def role_objects(cluster: Cluster) -> dict[tuple[str, str], str]:
                 objects[(kind, item["metadata"]["name"])] = item["metadata"]["resourceVersion"]
     for api_version, kind in CLUSTER_KINDS:
         for item in cluster.list(api_version, kind):
-            name = item["metadata"]["name"]
-            if kind == "RuntimeClass" or "gpu-operator" in name or "node-feature-discovery" in name:
-                objects[(kind, name)] = item["metadata"]["resourceVersion"]
+            if _ours(item):
+                objects[(kind, item["metadata"]["name"])] = item["metadata"]["resourceVersion"]
     for policy in cluster_policies(cluster):
-        objects[("ClusterPolicy", policy["metadata"]["name"])] = policy["metadata"]["resourceVersion"]
-    for node in cluster.core.list_node().items:
-        labels = node.metadata.labels or {}
-        if DEVICE_PLUGIN_LABEL in labels or MARKER_LABEL in labels:
-            objects[("NodeLabel", node.metadata.name)] = labels.get(DEVICE_PLUGIN_LABEL, "")
+        if _ours(policy):
+            objects[("ClusterPolicy", policy["metadata"]["name"])] = policy["metadata"]["resourceVersion"]
+    for node in cluster.core.list_node(label_selector=f"{MARKER_LABEL}={RELEASE}").items:
+        objects[("NodeLabel", node.metadata.name)] = node.metadata.labels.get(DEVICE_PLUGIN_LABEL, "")
     return objects
+
+
+def _ours(item: dict) -> bool:
+    """Made by the role (our labels) or by our Helm release (Helm's annotations)."""
+    meta = item["metadata"]
+    labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
+    return (labels.get("app.kubernetes.io/instance") == RELEASE and labels.get("app.kubernetes.io/part-of") == "gpuci-runners"
+            or annotations.get("meta.helm.sh/release-name") == RELEASE)
+
+
+def foreign_operator(cluster: Cluster) -> str | None:
+    """Which other GPU Operator release owns the cluster's ClusterPolicy, if any."""
+    for policy in cluster_policies(cluster):
+        annotations = policy["metadata"].get("annotations") or {}
+        if annotations.get("meta.helm.sh/release-name") != RELEASE:
+            return f"{annotations.get('meta.helm.sh/release-namespace')}/{annotations.get('meta.helm.sh/release-name')}"
+    return None
 
 
 def cluster_policies(cluster: Cluster) -> list[dict]:

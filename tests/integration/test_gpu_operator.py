@@ -10,6 +10,8 @@ The operator's operands never run here (kwok runs no containers).
 """
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from gpu_operator_support import (
@@ -18,6 +20,7 @@ from gpu_operator_support import (
     OUR_SELECTOR,
     RELEASE,
     cluster_policy_spec,
+    foreign_operator,
     helm_releases,
     inventory_with_gpu_hosts,
     our_leftovers,
@@ -58,12 +61,22 @@ SETUPS = {
 }
 
 
+@pytest.fixture
+def operator_slot(testbed):
+    """The GPU Operator is one per cluster: wait for another engineer's release on the shared testbed to go."""
+    deadline = time.monotonic() + 300
+    while (other := foreign_operator(testbed)) and time.monotonic() < deadline:
+        time.sleep(5)
+    if other:
+        pytest.skip(f"the shared testbed runs another GPU Operator release ({other}); there can be only one")
+
+
 def teardown(playbooks, setup):
     return playbooks.run(PLAYBOOK, extra_vars={**BASE, **setup, "gpu_operator_state": "absent"})
 
 
 @pytest.mark.parametrize("name", SETUPS)
-def test_converge_idempotent_and_teardown(testbed, playbooks, name):
+def test_converge_idempotent_and_teardown(testbed, playbooks, operator_slot, name):
     setup = SETUPS[name]
     extra = {**BASE, **setup}
     assert not our_leftovers(testbed), "a previous run left objects behind"
@@ -107,6 +120,21 @@ def test_converge_idempotent_and_teardown(testbed, playbooks, name):
         operator = testbed.apps.read_namespaced_deployment("gpu-operator", NAMESPACE)
         assert operator.status.available_replicas == 1
 
+        if name == "preinstalled":
+            # A second release elsewhere is refused before it creates anything.
+            other = {**extra, "gpu_operator_namespace": f"{NAMESPACE}-2", "gpu_operator_release_name": f"{RELEASE}-2"}
+            playbooks.run(PLAYBOOK, extra_vars=other).assert_failed_with(
+                "there can be only one per cluster", f"Helm release {RELEASE} in namespace {NAMESPACE}")
+            assert testbed.get("v1", "Namespace", f"{NAMESPACE}-2") is None
+
+        if name == "operator-managed":
+            # Turning time-slicing off removes the ConfigMap and the node labels
+            # and unsets devicePlugin.config (a chart upgrade).
+            playbooks.run(PLAYBOOK, extra_vars={**extra, "gpu_operator_time_slicing": {}}).assert_ok()
+            assert testbed.list("v1", "ConfigMap", namespace=NAMESPACE, label_selector=OUR_SELECTOR) == []
+            assert DEVICE_PLUGIN_LABEL not in testbed.core.read_node(node).metadata.labels
+            assert "config" not in cluster_policy_spec(testbed)["devicePlugin"]
+
         gone = teardown(playbooks, setup).assert_ok()
         torn_down = True
         assert gone.changed > 0
@@ -115,21 +143,6 @@ def test_converge_idempotent_and_teardown(testbed, playbooks, name):
     finally:
         if not torn_down:
             teardown(playbooks, setup)
-
-
-def test_turning_time_slicing_off_removes_config_and_labels(testbed, playbooks):
-    extra = {**BASE, "gpu_operator_time_slicing": {"l40s": 3}}
-    try:
-        playbooks.run(PLAYBOOK, extra_vars=extra).assert_ok()
-        assert time_slicing_replicas(testbed, CONFIGMAP)["l40s"] == {"nvidia.com/gpu": 3}
-        playbooks.run(PLAYBOOK, extra_vars={**extra, "gpu_operator_time_slicing": {}}).assert_ok()
-        assert testbed.list("v1", "ConfigMap", namespace=NAMESPACE, label_selector=OUR_SELECTOR) == []
-        assert DEVICE_PLUGIN_LABEL not in testbed.core.read_node("gpu-l40s-0").metadata.labels
-        assert "devicePlugin" not in cluster_policy_spec(testbed) or \
-            "config" not in cluster_policy_spec(testbed)["devicePlugin"]
-    finally:
-        teardown(playbooks, extra).assert_ok()
-    assert our_leftovers(testbed) == []
 
 
 BAD_INPUTS = {
