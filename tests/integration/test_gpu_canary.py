@@ -20,26 +20,32 @@ from kubernetes.client.rest import ApiException
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from gpu_canary_support import PodRecorder, flat, load_report, markdown_table, schema  # noqa: E402
+from gpu_canary_support import PodRecorder, flat, judge, load_report, markdown_table, schema  # noqa: E402
 from helpers import strategic_merge  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / ".collections"))
+from ansible_collections.gpuci.runners.plugins.module_utils.canary_lanes import canary_lanes  # noqa: E402
 from ansible_collections.gpuci.runners.plugins.module_utils.pod_patch import gpu_pod_patch  # noqa: E402
 
 NAMESPACE = "gpu-canary-test"
+# The test's own RuntimeClass: RuntimeClass nvidia belongs to the GPU Operator
+# (and to its tests, which run at the same time on the same testbed).
+RUNTIME_CLASS = "gpu-canary-test"
+RC = {"runtime_class": RUNTIME_CLASS}
 FAKE_TOKEN = "glrt-gpu-canary-test-secret-do-not-print"
 FAKE_KEY = "-----BEGIN RSA PRIVATE KEY-----gpu-canary-test"
 POOLS = [
-    {"name": "canary-l40s", "gpu_class": "l40s", "gpus": 1, "tags": ["gpu", "l40s", "canary"], "token": FAKE_TOKEN},
+    {"name": "canary-l40s", "gpu_class": "l40s", "gpus": 1, "tags": ["gpu", "l40s", "canary"], "token": FAKE_TOKEN, **RC},
     {"name": "canary-l40s-big", "gpu_class": "l40s", "gpus": 1, "concurrent": 4, "tags": ["gpu", "l40s", "big"],
-     "token": FAKE_TOKEN},
-    {"name": "canary-a100-mig", "gpu_class": "a100", "mig_profile": "1g.10gb", "tags": ["gpu", "a100"], "token": FAKE_TOKEN},
+     "token": FAKE_TOKEN, **RC},
+    {"name": "canary-a100-mig", "gpu_class": "a100", "mig_profile": "1g.10gb", "tags": ["gpu", "a100"], "token": FAKE_TOKEN,
+     **RC},
     {"name": "canary-cpu", "tags": ["cpu"], "token": FAKE_TOKEN},
 ]
 SCALE_SETS = [
-    {"name": "canary-a10", "gpu_class": "a10", "gpus": 1, "runner_group": "GPUs", "github_token": FAKE_TOKEN},
+    {"name": "canary-a10", "gpu_class": "a10", "gpus": 1, "runner_group": "GPUs", "github_token": FAKE_TOKEN, **RC},
     {"name": "canary-vulkan", "gpu_class": "dri", "lane": "dri", "github_app_private_key": FAKE_KEY},
-    {"name": "canary-l40s-arc", "gpu_class": "l40s", "container_mode": "kubernetes"},
+    {"name": "canary-l40s-arc", "gpu_class": "l40s", "container_mode": "kubernetes", **RC},
 ]
 # lane -> (node it must land on, GitLab pools, ARC scale sets)
 EXPECTED = {
@@ -74,15 +80,13 @@ def own_objects(cluster) -> dict:
 
 @pytest.fixture(scope="module")
 def runtime_class(testbed):
-    """The GPU Operator makes RuntimeClass nvidia; without the operator, the test makes it."""
-    if testbed.get("node.k8s.io/v1", "RuntimeClass", "nvidia") is not None:
-        yield "nvidia"
-        return
-    testbed.resource("node.k8s.io/v1", "RuntimeClass").create(body={
-        "apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "handler": "nvidia",
-        "metadata": {"name": "nvidia", "labels": {"app.kubernetes.io/part-of": "gpuci-runners-tests"}}})
-    yield "nvidia"
-    testbed.resource("node.k8s.io/v1", "RuntimeClass").delete(name="nvidia")
+    """A RuntimeClass of the test's own, for its cuda lanes; removed afterwards."""
+    resource = testbed.resource("node.k8s.io/v1", "RuntimeClass")
+    if testbed.get("node.k8s.io/v1", "RuntimeClass", RUNTIME_CLASS) is None:
+        resource.create(body={"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "handler": "nvidia",
+                              "metadata": {"name": RUNTIME_CLASS, "labels": {"app.kubernetes.io/part-of": "gpuci-runners-tests"}}})
+    yield RUNTIME_CLASS
+    resource.delete(name=RUNTIME_CLASS)
 
 
 @pytest.fixture(scope="module")
@@ -131,9 +135,9 @@ def test_canary_pods_carry_the_runner_jobs_patch(converged):
     """The canary pod is the base pod merged with gpu_pod_patch, as kubectl merges it."""
     pods = converged["pods"]
     assert set(pods) == set(EXPECTED)
-    requests = {"l40s-cuda-1gpu": {"gpu_class": "l40s", "gpus": 1},
-                "a100-cuda-mig-1g-10gb": {"gpu_class": "a100", "mig_profile": "1g.10gb"},
-                "a10-cuda-1gpu": {"gpu_class": "a10", "gpus": 1},
+    requests = {"l40s-cuda-1gpu": {"gpu_class": "l40s", "gpus": 1, **RC},
+                "a100-cuda-mig-1g-10gb": {"gpu_class": "a100", "mig_profile": "1g.10gb", **RC},
+                "a10-cuda-1gpu": {"gpu_class": "a10", "gpus": 1, **RC},
                 "dri-dri": {"gpu_class": "dri", "lane": "dri"}}
     for lane, request in requests.items():
         spec = pods[lane]["spec"]
@@ -247,13 +251,14 @@ def _task_section(output: str, task: str) -> str:
 
 
 def test_lanes_without_a_node_or_runtime_class_fail_the_play(testbed, playbooks, runtime_class, tmp_path):
-    pools = [{"name": "canary-h100", "gpu_class": "h100", "gpus": 1, "tags": ["h100"], "token": FAKE_TOKEN},
+    pools = [{"name": "canary-h100", "gpu_class": "h100", "gpus": 1, "tags": ["h100"], "token": FAKE_TOKEN, **RC},
              {"name": "canary-l40s-rc", "gpu_class": "l40s", "runtime_class": "nvidia-missing-for-test", "token": FAKE_TOKEN},
-             {"name": "canary-a10-pool", "gpu_class": "a10", "tags": ["a10"], "token": FAKE_TOKEN}]
+             {"name": "canary-a10-pool", "gpu_class": "a10", "tags": ["a10"], "token": FAKE_TOKEN, **RC}]
     variables = canary_vars(tmp_path, gitlab_runner_pools=pools, arc_runners_scale_sets=[], gpu_canary_report_charts=False)
     run = playbooks.run("canary.yml", extra_vars=variables)
     assert run.rc != 0
     assert "gpu_canary: 2 lane(s) failed: h100-cuda-1gpu: no schedulable node: no node matches" in flat(run.output)
+    assert "l40s-cuda-1gpu: RuntimeClass nvidia-missing-for-test does not exist" in flat(run.output)
     lanes = {lane["name"]: lane for lane in load_report(tmp_path)["lanes"]}
     h100 = lanes["h100-cuda-1gpu"]
     assert h100["result"] == "failed" and h100["reason"].startswith("no schedulable node")
@@ -298,3 +303,92 @@ def test_absent_removes_what_the_canary_made(converged, testbed, playbooks, tmp_
     assert not namespace_exists(testbed, NAMESPACE)
     again = playbooks.run("canary.yml", extra_vars=variables).assert_ok()
     assert again.changed == 0
+
+
+# Judging real nodes: the testbed cannot run a container, so the role's
+# judgement is fed made-up answers of a cluster with real (non-kwok) nodes.
+REAL_NODES = [
+    {"metadata": {"name": "real-l40s", "labels": {"nvidia.com/gpu.product": "NVIDIA-L40S"}},
+     "status": {"allocatable": {"nvidia.com/gpu": "4"}}},
+    {"metadata": {"name": "real-a100", "labels": {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}},
+     "status": {"allocatable": {"nvidia.com/mig-1g.10gb": "7"}}},
+    {"metadata": {"name": "real-dri", "labels": {"gpuci.runners/dri": "true"}}, "status": {}},
+    {"metadata": {"name": "fake-l40s", "labels": {"nvidia.com/gpu.product": "NVIDIA-L40S"},
+                  "annotations": {"kwok.x-k8s.io/node": "fake"}},
+     "status": {"allocatable": {"nvidia.com/gpu": "4"}}},
+]
+GPU_ROW = "NVIDIA L40S, 550.54.15, 46068 MiB"
+# case -> (base lane, node, job outcome, log lines or None when unreadable, expected result, reason start)
+CASES = {
+    "cuda-proved": ("l40s", "real-l40s", "succeeded", [GPU_ROW], "proved", "nvidia-smi printed a GPU row"),
+    "cuda-silent": ("l40s", "real-l40s", "succeeded", ["No devices were found"], "failed", "no GPU evidence in the log"),
+    "cuda-exit": ("l40s", "real-l40s", "failed", ["nvidia-smi: not found"], "failed", "canary checks failed (exit code 127)"),
+    "cuda-no-log": ("l40s", "real-l40s", "succeeded", None, "scheduled-only", "log cannot be read"),
+    "cuda-stuck": ("l40s", "real-l40s", "running", None, "failed", "canary Job did not finish within 600s (container: ImagePullBackOff)"),
+    "cuda-pending": ("l40s", None, "running", None, "failed", "no schedulable node: 0/4 nodes are available"),
+    "cuda-kwok-claims-gpu": ("l40s", "fake-l40s", "succeeded", [GPU_ROW], "scheduled-only", "simulated node (kwok)"),
+    "mig-proved": ("a100", "real-a100", "succeeded", ["GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-1)",
+                                                       "  MIG 1g.10gb     Device  0: (UUID: MIG-2)"], "proved", "nvidia-smi -L"),
+    "mig-whole-gpu-only": ("a100", "real-a100", "succeeded", ["GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-1)"],
+                           "failed", "no GPU evidence in the log"),
+    "dri-proved": ("dri", "real-dri", "succeeded", ["crw-rw---- 1 root render 226, 128 Jan 1 00:00 /dev/dri/renderD128",
+                                                     "deviceType = PHYSICAL_DEVICE_TYPE_DISCRETE_GPU", "deviceName = AMD Radeon"],
+                   "proved", "the render node exists"),
+    "dri-integrated": ("dri", "real-dri", "succeeded", ["crw-rw---- 1 root render 226, 128 Jan 1 00:00 /dev/dri/renderD128",
+                                                         "deviceType = PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU"],
+                       "failed", "no GPU evidence in the log"),
+}
+
+
+def _made_up_cluster():
+    pools = [{"name": "l40s", "gpu_class": "l40s"}, {"name": "a100", "gpu_class": "a100", "mig_profile": "1g.10gb"},
+             {"name": "dri", "gpu_class": "dri", "lane": "dri"}]
+    bases = dict(zip(["l40s", "a100", "dri"],
+                     canary_lanes({"gitlab_pools": pools, "nodes": REAL_NODES, "runtime_classes": ["nvidia"]})))
+    lanes, jobs, pods, logs = [], [], [], []
+    for case, (base, node, outcome, lines, _, _) in CASES.items():
+        lane = dict(bases[base], name=case)
+        job_name = f"gpu-canary-{case}"
+        lanes.append(lane)
+        status = {"startTime": "2026-01-01T00:00:01Z"}
+        if outcome == "succeeded":
+            status.update(succeeded=1, completionTime="2026-01-01T00:00:09Z",
+                          conditions=[{"type": "Complete", "status": "True", "lastTransitionTime": "2026-01-01T00:00:09Z"}])
+        elif outcome == "failed":
+            status.update(failed=1, conditions=[{"type": "Failed", "status": "True", "message": "BackoffLimitExceeded",
+                                                 "lastTransitionTime": "2026-01-01T00:00:09Z"}])
+        jobs.append({"metadata": {"name": job_name}, "status": status})
+        container = {"name": "canary", "state": {"terminated": {"exitCode": 127 if outcome == "failed" else 0}}}
+        if outcome == "running":
+            container = {"name": "canary", "state": {"waiting": {"reason": "ImagePullBackOff"}}}
+        pod = {"metadata": {"name": f"{job_name}-abcde", "ownerReferences": [{"kind": "Job", "name": job_name}]},
+               "spec": {"nodeName": node} if node else {},
+               "status": {"phase": "Pending" if outcome == "running" else "Succeeded",
+                          "containerStatuses": [container] if node else [],
+                          "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                                          "message": "0/4 nodes are available: 4 Insufficient nvidia.com/gpu."}]
+                          if not node else [{"type": "PodScheduled", "status": "True"}]}}
+        pods.append(pod)
+        if lines is not None:
+            logs.append({"pod": pod, "log_lines": lines})
+        elif node:
+            logs.append({"pod": pod, "msg": "container not found", "changed": False})
+    return lanes, jobs, pods, logs
+
+
+def test_judgement_of_real_nodes_needs_evidence_in_the_log(tmp_path):
+    results = judge(tmp_path, *_made_up_cluster())
+    for case, (_, node, _, lines, result, reason) in CASES.items():
+        assert results[case]["result"] == result, (case, results[case])
+        assert results[case]["reason"].startswith(reason), (case, results[case]["reason"])
+        assert results[case]["node"] == node, case
+    assert results["cuda-proved"]["evidence"] == [GPU_ROW]
+    assert results["mig-proved"]["evidence"] == ["GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-1)",
+                                                 "  MIG 1g.10gb     Device  0: (UUID: MIG-2)"]
+    assert "deviceName = AMD Radeon" in results["dri-proved"]["evidence"]
+    assert results["cuda-kwok-claims-gpu"]["evidence"] == [GPU_ROW]  # quoted, yet not proof: the node is simulated
+    report = {"schema_version": 1, "generated_at": "2026-01-01T00:00:10Z", "namespace": "x", "charts": [], "charts_note": "",
+              "cluster": {"name": "c", "context": "", "kubernetes_version": "v1.34.4", "simulated": True,
+                          "simulated_nodes": ["fake-l40s"]},
+              "summary": {"proved": 3, "scheduled-only": 2, "failed": 6}, "lanes": list(results.values())}
+    jsonschema.Draft202012Validator(schema(), format_checker=jsonschema.FormatChecker()).validate(report)
