@@ -96,12 +96,14 @@ def converged(testbed, playbooks, runtime_class, tmp_path_factory):
     before = own_objects(testbed)
     check = playbooks.run("canary.yml", extra_vars=canary_vars(report_dir), check=True, verbosity=2)
     after_check = own_objects(testbed)
+    report_after_check = report_dir.exists()
     with PodRecorder(testbed, NAMESPACE) as recorder:
         first = playbooks.run("canary.yml", extra_vars=canary_vars(report_dir), verbosity=2)
     after_first = own_objects(testbed)
     first_report = load_report(report_dir) if (report_dir / "proof-report.json").exists() else None
     second = playbooks.run("canary.yml", extra_vars=canary_vars(report_dir, gpu_canary_report_charts=False))
-    yield {"check": check, "before": before, "after_check": after_check, "report_dir": report_dir,
+    yield {"check": check, "before": before, "after_check": after_check, "report_after_check": report_after_check,
+           "report_dir": report_dir,
            "first": first, "pods": recorder.by_lane(), "first_report": first_report,
            "after_first": after_first, "second": second, "after_second": own_objects(testbed)}
     playbooks.run("canary.yml", extra_vars=canary_vars(report_dir, gpu_canary_state="absent"))
@@ -110,6 +112,7 @@ def converged(testbed, playbooks, runtime_class, tmp_path_factory):
 def test_check_mode_changes_nothing(converged):
     converged["check"].assert_ok()
     assert converged["after_check"] == converged["before"] == {}
+    assert not converged["report_after_check"]  # nothing was judged, so no report is written
     assert converged["first_report"] is not None
     assert "a10-cuda-1gpu, dri-dri would get a canary Job" in flat(converged["check"].output)
 
