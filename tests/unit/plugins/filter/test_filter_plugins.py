@@ -16,7 +16,7 @@ from ansible.errors import AnsibleFilterError
 
 REPO = pathlib.Path(__file__).resolve().parents[4]
 FILTER_DIR = REPO / "plugins" / "filter"
-FILTERS = ["arc_runner_template", "gitlab_runner_config", "gpu_pod_patch", "time_slicing_config"]
+FILTERS = ["arc_runner_template", "canary_lanes", "gitlab_runner_config", "gpu_pod_patch", "time_slicing_config"]
 
 
 def load(name):
