@@ -65,6 +65,8 @@ def playbook(name: str, extra_vars: dict | None = None, profile: bool = False) -
         json.dump(extra_vars or {}, handle)
     argv = [str(ROOT / ".venv/bin/ansible-playbook"), "-i", str(INVENTORY), str(ROOT / "playbooks" / name),
             "-e", f"@{handle.name}"]
+    if name == "site.yml":
+        wait_for_sole_gpu_operator()
     env = dict(ENV, ANSIBLE_CALLBACKS_ENABLED="ansible.posix.profile_tasks") if profile else ENV
     started = time.monotonic()
     proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
@@ -83,6 +85,22 @@ def slowest_tasks(output: str, count: int = 8) -> list[dict]:
     """profile_tasks' closing table: the slowest task names and their seconds."""
     rows = re.findall(r"^(.+?) -+ (\d+\.\d+)s$", output, flags=re.MULTILINE)
     return [{"task": name.strip(), "seconds": float(sec)} for name, sec in rows[:count]]
+
+
+def wait_for_sole_gpu_operator(timeout: float = 1800) -> None:
+    """The chart's ClusterRole has a fixed name: wait while another GPU Operator release exists.
+
+    On a shared testbed other suites install the operator now and then; a
+    converge started meanwhile would fail on the ClusterRole's ownership.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        others = [r for r in json.loads(sh("helm", "list", "-A", "-a", "-o", "json"))
+                  if r["chart"].startswith("gpu-operator-") and r["namespace"] not in NAMESPACES]
+        if not others or time.monotonic() > deadline:
+            return
+        print(f"waiting for other GPU Operator releases to go: {[r['name'] for r in others]}", flush=True)
+        time.sleep(15)
 
 
 def teardown() -> float:
@@ -155,6 +173,7 @@ def run(pool_counts: tuple[int, ...]) -> dict:
         result["releases"] = record_plan(plan)
         teardown()
 
+        wait_for_sole_gpu_operator()
         started = time.monotonic()
         sh("bash", str(BENCH / "bare_helm.sh"), str(plan), CHART_REPO)
         bare = time.monotonic() - started
