@@ -63,7 +63,7 @@ class Run:
         return [name for name, result in self.results() if result.get("changed")]
 
     def messages(self):
-        return [r.get("msg", "") for _, r in self.results()]
+        return [r.get("msg", "") for _host, r in self.results()]
 
 
 class DebianRoot:
@@ -101,7 +101,7 @@ class DebianRoot:
         if check:
             argv.append("--check")
         env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_NOCOLOR="1")
-        proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=REPO)
+        proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=REPO, check=False)
         os.unlink(f.name)
         try:
             report = json.loads(proc.stdout)

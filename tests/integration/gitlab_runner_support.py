@@ -53,7 +53,7 @@ def tolerations_from_map(node_tolerations: dict[str, str]) -> list[dict]:
     """
     tolerations = []
     for name, effect in sorted(node_tolerations.items()):
-        key, _, value = name.partition("=")
+        key, _sep, value = name.partition("=")
         toleration = {"key": key, "operator": "Equal", "value": value} if value else {"key": key, "operator": "Exists"}
         if effect:
             toleration["effect"] = effect

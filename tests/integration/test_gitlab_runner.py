@@ -234,7 +234,7 @@ def test_cpu_job_pods_never_land_on_gpu_or_dri_nodes(fleet):
     tolerate_all = [{"operator": "Exists"}]
     runner = stored_runner(fleet, "cpu")
     nodes = []
-    for _ in range(6):
+    for _attempt in range(6):
         placed = _run_job_pod(fleet, job_pod(runner, CPU_JOBS_NS, extra_tolerations=tolerate_all))
         nodes.append(placed["spec"].get("nodeName"))
     assert all(nodes), f"a CPU job pod was not scheduled: {nodes}"
@@ -246,7 +246,7 @@ def test_cpu_job_pod_without_the_affinity_would_reach_gpu_nodes(fleet):
     runner = stored_runner(fleet, "cpu")
     runner["feature_flags"][ADVANCED_POD_SPEC_FLAG] = False  # GitLab then ignores pod_spec
     nodes = set()
-    for _ in range(12):
+    for _attempt in range(12):
         placed = _run_job_pod(fleet, job_pod(runner, CPU_JOBS_NS, extra_tolerations=[{"operator": "Exists"}]))
         nodes.add(placed["spec"].get("nodeName"))
     assert nodes & (GPU_NODES | DRI_NODES), f"control pods stayed on {nodes}; the CPU test proves nothing"
@@ -330,4 +330,4 @@ def test_state_absent_removes_everything_we_made(fleet, playbooks):
         with pytest.raises(ApiException) as gone:
             fleet.core.read_namespace(namespace)
         assert gone.value.status == 404, namespace
-    assert not [d for d in fleet.apps.list_deployment_for_all_namespaces(label_selector=FLEET_SELECTOR).items]
+    assert not list(fleet.apps.list_deployment_for_all_namespaces(label_selector=FLEET_SELECTOR).items)

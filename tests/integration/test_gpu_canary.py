@@ -130,7 +130,7 @@ def test_every_lane_is_scheduled_only_on_its_class_node(converged):
         assert lane["serves"] == {"gitlab_pools": pools, "arc_scale_sets": scale_sets}, name
     assert report["summary"] == {"proved": 0, "scheduled-only": 4, "failed": 0}
     assert report["cluster"]["simulated"] is True
-    assert {node for node, _, _ in EXPECTED.values()} <= set(report["cluster"]["simulated_nodes"])
+    assert {expected[0] for expected in EXPECTED.values()} <= set(report["cluster"]["simulated_nodes"])
     assert report["cluster"]["kubernetes_version"].startswith("v1.")
 
 
@@ -330,15 +330,18 @@ CASES = {
     "cuda-stuck": ("l40s", "real-l40s", "running", None, "failed", "canary Job did not finish within 600s (container: ImagePullBackOff)"),
     "cuda-pending": ("l40s", None, "running", None, "failed", "no schedulable node: 0/4 nodes are available"),
     "cuda-kwok-claims-gpu": ("l40s", "fake-l40s", "succeeded", [GPU_ROW], "scheduled-only", "simulated node (kwok)"),
-    "mig-proved": ("a100", "real-a100", "succeeded", ["GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-1)",
-                                                       "  MIG 1g.10gb     Device  0: (UUID: MIG-2)"], "proved", "nvidia-smi -L"),
+    "mig-proved": ("a100", "real-a100", "succeeded",
+                   ["GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-1)", "  MIG 1g.10gb     Device  0: (UUID: MIG-2)"],
+                   "proved", "nvidia-smi -L"),
     "mig-whole-gpu-only": ("a100", "real-a100", "succeeded", ["GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-1)"],
                            "failed", "no GPU evidence in the log"),
-    "dri-proved": ("dri", "real-dri", "succeeded", ["crw-rw---- 1 root render 226, 128 Jan 1 00:00 /dev/dri/renderD128",
-                                                     "deviceType = PHYSICAL_DEVICE_TYPE_DISCRETE_GPU", "deviceName = AMD Radeon"],
+    "dri-proved": ("dri", "real-dri", "succeeded",
+                   ["crw-rw---- 1 root render 226, 128 Jan 1 00:00 /dev/dri/renderD128",
+                    "deviceType = PHYSICAL_DEVICE_TYPE_DISCRETE_GPU", "deviceName = AMD Radeon"],
                    "proved", "the render node exists"),
-    "dri-integrated": ("dri", "real-dri", "succeeded", ["crw-rw---- 1 root render 226, 128 Jan 1 00:00 /dev/dri/renderD128",
-                                                         "deviceType = PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU"],
+    "dri-integrated": ("dri", "real-dri", "succeeded",
+                       ["crw-rw---- 1 root render 226, 128 Jan 1 00:00 /dev/dri/renderD128",
+                        "deviceType = PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU"],
                        "failed", "no GPU evidence in the log"),
 }
 
@@ -349,7 +352,7 @@ def _made_up_cluster():
     bases = dict(zip(["l40s", "a100", "dri"],
                      canary_lanes({"gitlab_pools": pools, "nodes": REAL_NODES, "runtime_classes": ["nvidia"]})))
     lanes, jobs, pods, logs = [], [], [], []
-    for case, (base, node, outcome, lines, _, _) in CASES.items():
+    for case, (base, node, outcome, lines, _result, _reason) in CASES.items():
         lane = dict(bases[base], name=case)
         job_name = f"gpu-canary-{case}"
         lanes.append(lane)
@@ -381,7 +384,7 @@ def _made_up_cluster():
 
 def test_judgement_of_real_nodes_needs_evidence_in_the_log(tmp_path):
     results = judge(tmp_path, *_made_up_cluster())
-    for case, (_, node, _, lines, result, reason) in CASES.items():
+    for case, (_base, node, _outcome, lines, result, reason) in CASES.items():
         assert results[case]["result"] == result, (case, results[case])
         assert results[case]["reason"].startswith(reason), (case, results[case]["reason"])
         assert results[case]["node"] == node, case
