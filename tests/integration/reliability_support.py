@@ -46,7 +46,7 @@ class Scope:
     namespaces: set[str]
     name_prefix: str = ""
     cluster_kinds: tuple = CLUSTER_KINDS
-    _namespaced: list = field(default_factory=list, repr=False)
+    namespaced_cache: list = field(default_factory=list, repr=False)
 
 
 def _namespaced_resources(cluster: Cluster) -> list:
@@ -67,9 +67,9 @@ def scoped_snapshot(cluster: Cluster, scope: Scope) -> dict[tuple[str, str, str]
         if not found:
             continue
         objects[("Namespace", "", namespace)] = found["metadata"]["resourceVersion"]
-        if not scope._namespaced:
-            scope._namespaced = _namespaced_resources(cluster)
-        for resource in scope._namespaced:
+        if not scope.namespaced_cache:
+            scope.namespaced_cache = _namespaced_resources(cluster)
+        for resource in scope.namespaced_cache:
             try:
                 items = resource.get(namespace=namespace).to_dict().get("items", [])
             except ApiException:

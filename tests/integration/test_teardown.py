@@ -20,6 +20,7 @@ that installs the GPU Operator.
 from __future__ import annotations
 
 import glob
+from pathlib import Path
 
 import yaml
 
@@ -46,7 +47,7 @@ def _namespace_values(data) -> set[str]:
 def site_namespaces() -> set[str]:
     files = glob.glob(str(LOCAL_INVENTORY / "group_vars" / "all" / "*.yml"))
     files += glob.glob(str(REPO_ROOT / "roles" / "*" / "defaults" / "main.yml"))
-    return set().union(*(_namespace_values(yaml.safe_load(open(f))) for f in files))
+    return set().union(*(_namespace_values(yaml.safe_load(Path(f).read_text(encoding="utf-8"))) for f in files))
 
 
 NAMESPACES = site_namespaces()
