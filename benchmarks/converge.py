@@ -169,7 +169,7 @@ def run(pool_counts: tuple[int, ...]) -> dict:
     teardown()  # leftovers of an interrupted run
     with tempfile.TemporaryDirectory() as folder:
         plan = Path(folder)
-        warmup, _ = playbook("site.yml")
+        warmup, _output = playbook("site.yml")
         result["releases"] = record_plan(plan)
         teardown()
 
@@ -191,8 +191,8 @@ def run(pool_counts: tuple[int, ...]) -> dict:
     result["pools"] = []
     for count in pool_counts:
         seconds, out = playbook("gitlab_runner.yml", pool_vars(count), profile=True)
-        noop_seconds, _ = playbook("gitlab_runner.yml", pool_vars(count))
-        removal, _ = playbook("gitlab_runner.yml", {**pool_vars(count), "gitlab_runner_state": "absent"})
+        noop_seconds, _output = playbook("gitlab_runner.yml", pool_vars(count))
+        removal, _output = playbook("gitlab_runner.yml", {**pool_vars(count), "gitlab_runner_state": "absent"})
         result["pools"].append({"pools": count, "converge_s": round(seconds, 1), "noop_s": round(noop_seconds, 1),
                                 "absent_s": round(removal, 1), "per_pool_s": round(seconds / count, 2),
                                 "slowest_tasks": slowest_tasks(out, 5)})

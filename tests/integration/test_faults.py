@@ -88,9 +88,9 @@ def test_api_server_lost_mid_converge_then_next_run_converges(testbed, playbooks
     playbooks.run("gitlab_runner.yml", extra_vars=extra_vars).assert_ok()
     records = helm_releases(testbed, namespace)
     deployed = [(r["name"], r["version"]) for r in records if r["status"] == "deployed"]
-    names = sorted(name for name, _ in deployed)
+    names = sorted(name for name, _version in deployed)
     assert names == sorted(f"gitlab-runner-rf-{pool}" for pool in ("one", "two", "three")), deployed
-    assert all(version <= 5 for _, version in deployed), f"more revisions than a retry explains: {deployed}"
+    assert all(version <= 5 for _name, version in deployed), f"more revisions than a retry explains: {deployed}"
     assert not [r for r in records if r["status"].startswith("pending")], "a release is stuck pending"
     secrets = testbed.core.list_namespaced_secret(namespace, label_selector="gpuci.runners/fleet=rf").items
     assert sorted(s.metadata.name for s in secrets) == sorted(f"gitlab-runner-rf-{p}-token" for p in ("one", "two", "three"))
