@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from gitlab_runner_support import configmap_texts, secret_texts
-from helpers import REPO_ROOT, PlaybookRun
+from helpers import PlaybookRun
 from reliability_support import helm_releases
 
 PREFIX = "rh"
@@ -61,20 +61,19 @@ EXPECTED_HOLDERS = {
     PEM_MARKER: {(NAMESPACES["arc"], f"{PREFIX}-dri-app-github-config")},
 }
 PLAYBOOKS = ("gitlab_runner.yml", "arc_runners.yml")
+CANARY = "canary.yml"
 
 
 @pytest.fixture(scope="module")
 def converged(testbed, playbooks, tmp_path_factory) -> dict[str, PlaybookRun]:
-    """Both runner roles converged at -vvv (and the canary, when it exists), removed again at the end."""
+    """Both runner roles and the canary run at -vvv, removed again at the end."""
     report_dir = tmp_path_factory.mktemp("canary_report")
     runs = {name: playbooks.run(name, extra_vars=EXTRA_VARS, verbosity=3) for name in PLAYBOOKS}
-    if (REPO_ROOT / "playbooks" / "canary.yml").is_file():
-        # The testbed runs no containers, so lanes may fail; only the report's contents matter here.
-        runs["canary.yml"] = playbooks.run("canary.yml", verbosity=3,
-                                           extra_vars={**EXTRA_VARS, "gpu_canary_report_dir": str(report_dir)})
+    # The testbed runs no containers, so lanes may fail; only the report's contents matter here.
+    runs[CANARY] = playbooks.run(CANARY, verbosity=3,
+                                 extra_vars={**EXTRA_VARS, "gpu_canary_report_dir": str(report_dir)})
     yield {"runs": runs, "report_dir": report_dir}
-    if "canary.yml" in runs:
-        playbooks.run("canary.yml", extra_vars={**EXTRA_VARS, "gpu_canary_state": "absent"})
+    playbooks.run(CANARY, extra_vars={**EXTRA_VARS, "gpu_canary_state": "absent"})
     playbooks.run("arc_runners.yml", extra_vars={**EXTRA_VARS, "arc_runners_state": "absent"})
     playbooks.run("gitlab_runner.yml", extra_vars={**EXTRA_VARS, "gitlab_runner_state": "absent"})
 
@@ -84,11 +83,9 @@ def test_the_converge_succeeded(converged):
         converged["runs"][name].assert_ok()
 
 
-@pytest.mark.parametrize("playbook", [*PLAYBOOKS, "canary.yml"])
+@pytest.mark.parametrize("playbook", [*PLAYBOOKS, CANARY])
 def test_no_secret_in_the_vvv_output(converged, playbook):
-    run = converged["runs"].get(playbook)
-    if run is None:
-        pytest.skip(f"{playbook} does not exist yet")
+    run = converged["runs"][playbook]
     assert "ESTABLISH LOCAL CONNECTION" in run.output, "the run did not log at -vvv"
     leaked = [marker for marker in MARKERS if marker in run.output]
     assert not leaked, f"{playbook} output shows {leaked}"
@@ -117,8 +114,6 @@ def test_secrets_only_where_the_roles_put_them(converged, testbed):
 
 def test_no_secret_in_the_proof_report(converged):
     files = [p for p in Path(converged["report_dir"]).rglob("*") if p.is_file()]
-    if "canary.yml" not in converged["runs"]:
-        pytest.skip("canary.yml does not exist yet")
     assert files, "the canary wrote no report"
     leaked = {str(p): m for p in files for m in MARKERS if m in p.read_text(errors="replace")}
     assert not leaked
