@@ -9,15 +9,12 @@ server holds, and let the real scheduler place them.
 """
 from __future__ import annotations
 
-import base64
 import copy
-import gzip
-import json
 
 import yaml
 from kubernetes.client.rest import ApiException
 
-from helpers import Cluster
+from helpers import Cluster, decode_helm_record
 
 PREFIX = "arc-runners-it"
 CONTROLLER_NAMESPACE = f"{PREFIX}-system"
@@ -72,16 +69,11 @@ def helm_releases(cluster: Cluster, namespace: str) -> dict[str, dict]:
     """Release name -> the decoded latest Helm release record (values under "config")."""
     releases: dict[str, dict] = {}
     for secret in cluster.list("v1", "Secret", namespace=namespace, label_selector="owner=helm"):
-        record = decode_helm_release(secret["data"]["release"])
+        record = decode_helm_record(secret["data"]["release"])
         name = record["name"]
         if name not in releases or record["version"] > releases[name]["version"]:
             releases[name] = record
     return releases
-
-
-def decode_helm_release(data: str) -> dict:
-    """A sh.helm.release.v1 Secret's data: base64 (Kubernetes) of base64 of gzip of JSON."""
-    return json.loads(gzip.decompress(base64.b64decode(base64.b64decode(data))))
 
 
 def runner_pod(runner_set: dict, name: str) -> dict:

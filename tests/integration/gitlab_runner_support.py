@@ -17,7 +17,7 @@ import sys
 import tomllib
 import uuid
 
-from helpers import REPO_ROOT, Cluster, strategic_merge
+from helpers import REPO_ROOT, Cluster, decode_helm_record, strategic_merge
 
 # `make venv` links the checkout here, so the filter's builder can be imported.
 COLLECTIONS = REPO_ROOT / ".collections"
@@ -127,14 +127,11 @@ def scheduled_or_refused(pod: dict) -> bool:
 def helm_release_payloads(cluster: Cluster, namespace: str) -> dict[str, str]:
     """Helm's release records in `namespace`: Secret name -> decoded JSON text.
 
-    Helm stores base64(gzip(json)) in data.release, which the API base64-encodes again.
     """
     payloads = {}
     for secret in cluster.core.list_namespaced_secret(namespace, label_selector="owner=helm").items:
-        if not secret.metadata.name.startswith(HELM_RELEASE_PREFIX):
-            continue
-        once = base64.b64decode(secret.data["release"])
-        payloads[secret.metadata.name] = gzip.decompress(base64.b64decode(once)).decode()
+        if secret.metadata.name.startswith(HELM_RELEASE_PREFIX):
+            payloads[secret.metadata.name] = json.dumps(decode_helm_record(secret.data["release"]))
     return payloads
 
 

@@ -7,12 +7,11 @@ checked on the objects this role could touch, not on a full snapshot.
 """
 from __future__ import annotations
 
-from pathlib import Path
 
 import yaml
 from kubernetes.client.rest import ApiException
 
-from helpers import LOCAL_INVENTORY, Cluster
+from helpers import Cluster
 
 NAMESPACE = "gpu-operator-it"
 RELEASE = "gpu-operator-it"
@@ -118,14 +117,3 @@ def our_leftovers(cluster: Cluster) -> list[str]:
     left += [f"ClusterPolicy {p['metadata']['name']}" for p in cluster_policies(cluster)
              if p["metadata"].get("annotations", {}).get("meta.helm.sh/release-name") == RELEASE]
     return left
-
-
-def inventory_with_gpu_hosts(tmp_path: Path, gpu_hosts: dict) -> Path:
-    """The local inventory plus GPU hosts with the given host vars (not reached: only read)."""
-    inventory = tmp_path / "inventory"
-    inventory.mkdir()
-    (inventory / "group_vars").symlink_to(LOCAL_INVENTORY / "group_vars")
-    hosts = yaml.safe_load((LOCAL_INVENTORY / "hosts.yml").read_text())
-    hosts["all"]["children"]["gpu_hosts"] = {"hosts": gpu_hosts}
-    (inventory / "hosts.yml").write_text(yaml.safe_dump(hosts))
-    return inventory

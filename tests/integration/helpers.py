@@ -1,8 +1,14 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Run playbooks and read the testbed cluster from integration tests."""
+"""Run playbooks and read the testbed cluster from integration tests.
+
+Shared by every test module: running playbooks, snapshots, strategic merge,
+Helm release records and throw-away inventories with GPU hosts.
+"""
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import os
 import re
@@ -167,3 +173,38 @@ def strategic_merge(obj: dict, patch: dict) -> dict:
     finally:
         os.unlink(handle.name)
     return json.loads(proc.stdout)
+
+
+def inventory_with_gpu_hosts(folder: Path, gpu_hosts: dict[str, dict]) -> Path:
+    """inventories/local with `gpu_hosts` as hosts of the gpu_hosts group (run locally, no become)."""
+    hosts = yaml.safe_load((LOCAL_INVENTORY / "hosts.yml").read_text())
+    group = {}
+    for name, host_vars in gpu_hosts.items():
+        group[name] = {"ansible_connection": "local", "ansible_python_interpreter": "{{ ansible_playbook_python }}",
+                       "ansible_become": False, **(host_vars or {})}
+    hosts["all"]["children"]["gpu_hosts"] = {"hosts": group}
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "hosts.yml").write_text(yaml.safe_dump(hosts, sort_keys=False))
+    (folder / "group_vars").symlink_to(LOCAL_INVENTORY / "group_vars", target_is_directory=True)
+    return folder
+
+
+def decode_helm_record(secret_data_release: str) -> dict:
+    """A `sh.helm.release.v1.*` Secret's data.release: base64(base64(gzip(json)))."""
+    raw = base64.b64decode(base64.b64decode(secret_data_release))
+    return json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+
+
+def helm_releases(cluster: Cluster, namespace: str | None = None) -> list[dict]:
+    """Every Helm release record (one per revision): name, namespace, version, status, config, manifest."""
+    if namespace:
+        secrets = cluster.core.list_namespaced_secret(namespace, label_selector="owner=helm").items
+    else:
+        secrets = cluster.core.list_secret_for_all_namespaces(label_selector="owner=helm").items
+    records = []
+    for secret in secrets:
+        record = decode_helm_record(secret.data["release"])
+        records.append({"name": record["name"], "namespace": record["namespace"], "version": record["version"],
+                        "status": record["info"]["status"], "config": record.get("config") or {},
+                        "manifest": record.get("manifest", ""), "secret": secret.metadata.name})
+    return records

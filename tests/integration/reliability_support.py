@@ -5,25 +5,18 @@
 - `Scope` / `scoped_snapshot`: "the cluster is unchanged", read only where a
   run could write (its namespaces, cluster-scoped objects named after it), so
   other engineers' tests on the shared testbed do not show up as changes.
-- `inventory_with_gpu_hosts`: a throw-away copy of inventories/local whose
-  gpu_hosts group has hosts (for host-toolkit contradictions).
-- `helm_releases`: Helm's release records, decoded (status, revision, values).
+- `deployed_releases`: the deployed revision of each Helm release.
 - `labelled_leftovers`: every object still carrying our part-of label.
 """
 from __future__ import annotations
 
-import base64
-import gzip
-import json
 import subprocess
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
-import yaml
 from kubernetes.client.rest import ApiException
 
-from helpers import LOCAL_INVENTORY, REPO_ROOT, VOLATILE_KINDS, Cluster
+from helpers import REPO_ROOT, VOLATILE_KINDS, Cluster, helm_releases
 
 PART_OF = "app.kubernetes.io/part-of=gpuci-runners"
 TESTBED_CLI = [sys.executable, str(REPO_ROOT / "tools" / "testbed" / "testbed.py")]
@@ -105,41 +98,6 @@ def _list_or_empty(cluster: Cluster, api_version: str, kind: str) -> list[dict]:
         return cluster.list(api_version, kind)
     except Exception:  # the kind is not served (e.g. a CRD not installed)
         return []
-
-
-def inventory_with_gpu_hosts(folder: Path, gpu_hosts: dict[str, dict]) -> Path:
-    """inventories/local with `gpu_hosts` as hosts of the gpu_hosts group (run locally, no become)."""
-    hosts = yaml.safe_load((LOCAL_INVENTORY / "hosts.yml").read_text())
-    group = {}
-    for name, host_vars in gpu_hosts.items():
-        group[name] = {"ansible_connection": "local", "ansible_python_interpreter": "{{ ansible_playbook_python }}",
-                       "ansible_become": False, **(host_vars or {})}
-    hosts["all"]["children"]["gpu_hosts"] = {"hosts": group}
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "hosts.yml").write_text(yaml.safe_dump(hosts, sort_keys=False))
-    (folder / "group_vars").symlink_to(LOCAL_INVENTORY / "group_vars", target_is_directory=True)
-    return folder
-
-
-def decode_helm_record(secret_data_release: str) -> dict:
-    """A `sh.helm.release.v1.*` Secret's data.release: base64(base64(gzip(json)))."""
-    raw = base64.b64decode(base64.b64decode(secret_data_release))
-    return json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
-
-
-def helm_releases(cluster: Cluster, namespace: str | None = None) -> list[dict]:
-    """Every Helm release record (one per revision): name, namespace, version, status, config, manifest."""
-    if namespace:
-        secrets = cluster.core.list_namespaced_secret(namespace, label_selector="owner=helm").items
-    else:
-        secrets = cluster.core.list_secret_for_all_namespaces(label_selector="owner=helm").items
-    records = []
-    for secret in secrets:
-        record = decode_helm_record(secret.data["release"])
-        records.append({"name": record["name"], "namespace": record["namespace"], "version": record["version"],
-                        "status": record["info"]["status"], "config": record.get("config") or {},
-                        "manifest": record.get("manifest", ""), "secret": secret.metadata.name})
-    return records
 
 
 def deployed_releases(cluster: Cluster, namespace: str | None = None) -> dict[tuple[str, str], dict]:

@@ -23,8 +23,8 @@ import time
 
 import pytest
 
-from helpers import PlaybookRun
-from reliability_support import deployed_releases, helm_releases, control_component
+from helpers import PlaybookRun, helm_releases
+from reliability_support import control_component, deployed_releases
 
 TOKEN = "glrt-fault-test-placeholder"
 CONNECTION_ERRORS = ("Connection refused", "connection refused", "Max retries exceeded", "dial tcp")

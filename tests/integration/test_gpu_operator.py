@@ -14,6 +14,7 @@ import time
 
 import pytest
 
+from helpers import inventory_with_gpu_hosts
 from gpu_operator_support import (
     DEVICE_PLUGIN_LABEL,
     NAMESPACE,
@@ -22,7 +23,6 @@ from gpu_operator_support import (
     cluster_policy_spec,
     foreign_operator,
     helm_releases,
-    inventory_with_gpu_hosts,
     our_leftovers,
     role_objects,
     time_slicing_replicas,
@@ -184,7 +184,7 @@ def test_contradictions_fail_before_any_change(testbed, playbooks, case):
 
 
 def test_operator_toolkit_refused_on_hosts_with_their_own(testbed, playbooks, tmp_path):
-    inventory = inventory_with_gpu_hosts(tmp_path, {"a10-gpu-0": {"container_toolkit_version": "1.17.8-1"}})
+    inventory = inventory_with_gpu_hosts(tmp_path / "inventory", {"a10-gpu-0": {"container_toolkit_version": "1.17.8-1"}})
     before = role_objects(testbed)
     run = playbooks.run(PLAYBOOK, inventory=inventory, extra_vars={**BASE, "gpu_operator_toolkit_enabled": True})
     run.assert_failed_with("gpu_operator_toolkit_enabled is true", "a10-gpu-0", "container_toolkit_version")

@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 
 from gitlab_runner_support import configmap_texts, secret_texts
-from helpers import PlaybookRun
-from reliability_support import helm_releases
+from helpers import PlaybookRun, helm_releases
 
 PREFIX = "rh"
 MARK = uuid.uuid4().hex[:12]

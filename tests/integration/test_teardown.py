@@ -24,8 +24,8 @@ from pathlib import Path
 
 import yaml
 
-from helpers import LOCAL_INVENTORY, REPO_ROOT
-from reliability_support import CLUSTER_KINDS, cluster_scoped_snapshot, helm_releases, labelled_leftovers
+from helpers import LOCAL_INVENTORY, REPO_ROOT, helm_releases
+from reliability_support import CLUSTER_KINDS, cluster_scoped_snapshot, labelled_leftovers
 
 KINDS_WITHOUT_CRDS = tuple(kind for kind in CLUSTER_KINDS if kind[1] != "CustomResourceDefinition")
 
