@@ -140,8 +140,10 @@ class Playbooks:
             cmd += ["--tags", tags]
         if verbosity:
             cmd.append("-" + "v" * verbosity)
+        # The testbed's helm and kubectl come first, whether or not make set PATH.
         env = dict(os.environ, ANSIBLE_CONFIG=str(REPO_ROOT / "ansible.cfg"), ANSIBLE_FORCE_COLOR="0",
-                   ANSIBLE_NOCOLOR="1", GPUCI_KUBECONFIG=str(self.cluster.kubeconfig))
+                   ANSIBLE_NOCOLOR="1", GPUCI_KUBECONFIG=str(self.cluster.kubeconfig),
+                   PATH=f"{testbed_bin_path()}:{os.environ.get('PATH', '')}")
         try:
             proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False)
         finally:
@@ -153,11 +155,15 @@ def load_yaml(path: Path):
     return yaml.safe_load(Path(path).read_text())
 
 
+def testbed_bin_path() -> str:
+    """The folders of the testbed's binaries, joined for PATH."""
+    return subprocess.run(["bash", str(REPO_ROOT / "tools" / "testbed" / "build.sh"), "--print-paths"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+
+
 def kubectl_binary() -> str:
     """The kubectl built for the testbed (the one on PATH may be another version)."""
-    paths = subprocess.run(["bash", str(REPO_ROOT / "tools" / "testbed" / "build.sh"), "--print-paths"],
-                           check=True, capture_output=True, text=True).stdout.strip().split(":")
-    for folder in paths:
+    for folder in testbed_bin_path().split(":"):
         if (Path(folder) / "kubectl").is_file():
             return str(Path(folder) / "kubectl")
     raise FileNotFoundError("kubectl is not built; run bash tools/testbed/build.sh")
