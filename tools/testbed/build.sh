@@ -38,8 +38,12 @@ build_kubernetes() {
   have "$dir" kube-apiserver kube-controller-manager kube-scheduler kubectl && { log "kubernetes $KUBERNETES_VERSION cached"; return; }
   local work=$dir/wrapper; mkdir -p "$work" "$dir/bin"
   local staging
-  staging=$(curl -fsS "${GOPROXY_URL:-https://proxy.golang.org}/k8s.io/kubernetes/@v/$KUBERNETES_VERSION.mod" \
-    | awk '/=> \.\/staging\/src\// {print $1}')
+  # The staging modules are the ones k8s.io/kubernetes's own go.mod replaces
+  # with ./staging paths; `go mod download` fetches that go.mod through the
+  # configured GOPROXY.
+  local modfile
+  modfile=$(go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+  staging=$(awk '/=> \.\/staging\/src\// {print $1}' "$modfile")
   {
     echo "module gpuci.local/testbed/kubernetes"
     echo "go 1.24.0"
