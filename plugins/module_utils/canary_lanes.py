@@ -79,43 +79,41 @@ def canary_lanes(spec, gpu_classes=None, path="canary"):
     return result
 
 
+def _gitlab_entry(pool, path):
+    return {
+        "name": required_str(pool, "name", path),
+        "tags": optional_str_list(pool, "tags", path),
+        "image": optional_str(pool, "image", path),
+    }
+
+
+def _arc_entry(scale_set, path):
+    return {
+        "name": required_str(scale_set, "name", path),
+        "runner_group": optional_str(scale_set, "runner_group", path),
+        "labels": optional_str_list(scale_set, "labels", path),
+        "container_mode": optional_choice(scale_set, "container_mode", path, CONTAINER_MODES, "none"),
+    }
+
+
+# Input list -> (accepted keys, the fields the canary keeps of an entry).
+_CONSUMER_KINDS = (
+    ("gitlab_pools", GITLAB_POOL_KEYS, _gitlab_entry),
+    ("arc_scale_sets", ARC_SCALE_SET_KEYS, _arc_entry),
+)
+
+
 def _consumers(spec, path):
     """Yield each present GPU pool and scale set with the fields the canary keeps."""
-    pools_path = child(path, "gitlab_pools")
-    for index, pool in enumerate(_check_list(spec.get("gitlab_pools"), pools_path)):
-        entry_path = item(pools_path, index)
-        require_mapping(pool, entry_path)
-        reject_unknown_keys(pool, GITLAB_POOL_KEYS, entry_path)
-        if not _wanted(pool, entry_path):
-            continue
-        yield {
-            "kind": "gitlab_pools",
-            "path": entry_path,
-            "gpu": _gpu_keys(pool),
-            "entry": {
-                "name": required_str(pool, "name", entry_path),
-                "tags": optional_str_list(pool, "tags", entry_path),
-                "image": optional_str(pool, "image", entry_path),
-            },
-        }
-    sets_path = child(path, "arc_scale_sets")
-    for index, scale_set in enumerate(_check_list(spec.get("arc_scale_sets"), sets_path)):
-        entry_path = item(sets_path, index)
-        require_mapping(scale_set, entry_path)
-        reject_unknown_keys(scale_set, ARC_SCALE_SET_KEYS, entry_path)
-        if not _wanted(scale_set, entry_path):
-            continue
-        yield {
-            "kind": "arc_scale_sets",
-            "path": entry_path,
-            "gpu": _gpu_keys(scale_set),
-            "entry": {
-                "name": required_str(scale_set, "name", entry_path),
-                "runner_group": optional_str(scale_set, "runner_group", entry_path),
-                "labels": optional_str_list(scale_set, "labels", entry_path),
-                "container_mode": optional_choice(scale_set, "container_mode", entry_path, CONTAINER_MODES, "none"),
-            },
-        }
+    for kind, keys, entry_of in _CONSUMER_KINDS:
+        list_path = child(path, kind)
+        for index, consumer in enumerate(_check_list(spec.get(kind), list_path)):
+            entry_path = item(list_path, index)
+            require_mapping(consumer, entry_path)
+            reject_unknown_keys(consumer, keys, entry_path)
+            if not _wanted(consumer, entry_path):
+                continue
+            yield {"kind": kind, "path": entry_path, "gpu": _gpu_keys(consumer), "entry": entry_of(consumer, entry_path)}
 
 
 def _wanted(entry, path):
