@@ -3,39 +3,23 @@
 # versions.env, into a cache outside the repository:
 #   ${GPUCI_TESTBED_CACHE:-~/.cache/gpuci-testbed}/<component>-<version>/bin
 # A component whose binaries are already there is not rebuilt.
-# Usage: build.sh [component ...]   (kubernetes etcd kwok helm nvidia-ctk; default all)
+# Usage: build.sh [component ...]
+#   (kubernetes etcd kwok helm nvidia-ctk containerd runc cni; default all)
+# kubernetes includes the kubelet; containerd, runc and the CNI plugins make the
+# real node. All are static, so the same files run on a GPU host without a
+# package manager.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=versions.env
-source "$here/versions.env"
-cache=${GPUCI_TESTBED_CACHE:-$HOME/.cache/gpuci-testbed}
-export GOFLAGS="${GOFLAGS:--buildvcs=false} -trimpath"
-export CGO_ENABLED=${CGO_ENABLED:-0}
-started=$SECONDS
-
-log() { printf '[testbed-build %4ds] %s\n' $((SECONDS - started)) "$*" >&2; }
-
-# Print progress while a long build runs, so a cold build is never silent.
-with_progress() {
-  local what=$1; shift
-  "$@" &
-  local pid=$! t0=$SECONDS
-  while kill -0 "$pid" 2>/dev/null; do
-    sleep 30
-    kill -0 "$pid" 2>/dev/null && log "still building $what ($((SECONDS - t0))s so far)"
-  done
-  wait "$pid"
-}
-
-have() { local dir=$1; shift; for b in "$@"; do [ -x "$dir/bin/$b" ] || return 1; done; }
+# shellcheck source=lib/common.sh
+source "$here/lib/common.sh"
 
 # k8s.io/kubernetes replaces its staging modules with local paths, so it cannot
 # be built with `go install pkg@version`. A generated wrapper module requires it
 # and points every k8s.io staging module at its published tag instead.
 build_kubernetes() {
   local dir=$cache/kubernetes-$KUBERNETES_VERSION
-  have "$dir" kube-apiserver kube-controller-manager kube-scheduler kubectl && { log "kubernetes $KUBERNETES_VERSION cached"; return; }
+  have "$dir" kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet && { log "kubernetes $KUBERNETES_VERSION cached"; return; }
   local work=$dir/wrapper; mkdir -p "$work" "$dir/bin"
   local staging
   # The staging modules are the ones k8s.io/kubernetes's own go.mod replaces
@@ -55,11 +39,12 @@ build_kubernetes() {
     -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor \
     -X k8s.io/component-base/version.gitTreeState=clean \
     -X k8s.io/client-go/pkg/version.gitVersion=$KUBERNETES_VERSION"
-  log "building kubernetes $KUBERNETES_VERSION (apiserver, controller-manager, scheduler, kubectl)"
+  log "building kubernetes $KUBERNETES_VERSION (apiserver, controller-manager, scheduler, kubectl, kubelet)"
   (cd "$work" && GOFLAGS="$GOFLAGS -mod=mod" with_progress "kubernetes $KUBERNETES_VERSION" \
     go build -ldflags "$ldflags" -o "$dir/bin/" \
       k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-      k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)
+      k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl \
+      k8s.io/kubernetes/cmd/kubelet)
 }
 
 # etcd's server module also carries relative replaces; a wrapper main calls etcdmain.
@@ -121,15 +106,56 @@ build_nvidia_ctk() {
     "$pkg/cmd/nvidia-ctk@$NVIDIA_CTK_VERSION"
 }
 
+# The real node's container runtime: containerd 2.x (daemon, shim, ctr).
+build_containerd() {
+  local dir=$cache/containerd-$CONTAINERD_VERSION
+  have "$dir" containerd containerd-shim-runc-v2 ctr && { log "containerd $CONTAINERD_VERSION cached"; return; }
+  log "building containerd $CONTAINERD_VERSION"
+  local mod=github.com/containerd/containerd/v2
+  GOBIN=$dir/bin with_progress containerd go install -tags "no_btrfs no_devmapper no_zfs" \
+    -ldflags "-s -w -X $mod/version.Version=$CONTAINERD_VERSION" \
+    "$mod/cmd/containerd@$CONTAINERD_VERSION" "$mod/cmd/containerd-shim-runc-v2@$CONTAINERD_VERSION" \
+    "$mod/cmd/ctr@$CONTAINERD_VERSION"
+}
+
+# runc needs cgo for seccomp (kubelet asks for RuntimeDefault profiles); linked
+# statically against Debian's libseccomp so it runs on any glibc.
+build_runc() {
+  local dir=$cache/runc-$RUNC_VERSION
+  have "$dir" runc && { log "runc $RUNC_VERSION cached"; return; }
+  if [ ! -f /usr/lib/x86_64-linux-gnu/libseccomp.a ]; then
+    log "installing libseccomp-dev (Debian package) for a static runc with seccomp"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libseccomp-dev; } >&2
+  fi
+  log "building runc $RUNC_VERSION"
+  GOBIN=$dir/bin CGO_ENABLED=1 with_progress runc go install -tags "seccomp urfave_cli_no_docs" \
+    -ldflags "-s -w -X main.version=${RUNC_VERSION#v} -extldflags -static" \
+    "github.com/opencontainers/runc@$RUNC_VERSION"
+}
+
+# The CNI plugins the real node's network needs: a bridge, host-local
+# addresses, loopback.
+build_cni() {
+  local dir=$cache/cni-plugins-$CNI_PLUGINS_VERSION
+  have "$dir" bridge host-local loopback && { log "CNI plugins $CNI_PLUGINS_VERSION cached"; return; }
+  log "building CNI plugins $CNI_PLUGINS_VERSION"
+  local mod=github.com/containernetworking/plugins
+  GOBIN=$dir/bin with_progress cni-plugins go install -ldflags "-s -w" \
+    "$mod/plugins/main/bridge@$CNI_PLUGINS_VERSION" "$mod/plugins/ipam/host-local@$CNI_PLUGINS_VERSION" \
+    "$mod/plugins/main/loopback@$CNI_PLUGINS_VERSION"
+}
+
 # --print-paths: the bin folders, joined by ':', for PATH (nothing is built).
 if [ "${1:-}" = --print-paths ]; then
   printf '%s:' "$cache/kubernetes-$KUBERNETES_VERSION/bin" "$cache/etcd-$ETCD_VERSION/bin" \
-    "$cache/kwok-$KWOK_VERSION/bin" "$cache/helm-$HELM_VERSION/bin" "$cache/nvidia-ctk-$NVIDIA_CTK_VERSION/bin" | sed 's/:$//'
+    "$cache/kwok-$KWOK_VERSION/bin" "$cache/helm-$HELM_VERSION/bin" "$cache/nvidia-ctk-$NVIDIA_CTK_VERSION/bin" \
+    "$cache/containerd-$CONTAINERD_VERSION/bin" "$cache/runc-$RUNC_VERSION/bin" \
+    "$cache/cni-plugins-$CNI_PLUGINS_VERSION/bin" | sed 's/:$//'
   exit 0
 fi
 
 components=("$@")
-[ ${#components[@]} -gt 0 ] || components=(kwok helm etcd nvidia-ctk kubernetes)
+[ ${#components[@]} -gt 0 ] || components=(kwok helm etcd nvidia-ctk kubernetes containerd runc cni)
 for c in "${components[@]}"; do
   case $c in
     kubernetes) build_kubernetes ;;
@@ -137,6 +163,9 @@ for c in "${components[@]}"; do
     kwok) build_kwok ;;
     helm) build_helm ;;
     nvidia-ctk) build_nvidia_ctk ;;
+    containerd) build_containerd ;;
+    runc) build_runc ;;
+    cni) build_cni ;;
     *) echo "unknown component: $c" >&2; exit 2 ;;
   esac
 done

@@ -1,11 +1,13 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The local testbed: a real Kubernetes control plane with simulated GPU nodes.
+"""The local testbed: a real Kubernetes control plane, one real node and simulated GPU nodes.
 
 Real: etcd, kube-apiserver (RBAC, service accounts, admission), controller-
-manager, scheduler, helm, the upstream charts. Simulated: the nodes, kept Ready
-by kwok, which also marks scheduled pods Running (containers do not run),
-completes pods owned by Jobs and finishes deletions at once.
+manager, scheduler, helm, the upstream charts, and the node real-0 (kubelet,
+containerd, runc, CNI: containers really run there; it has no GPU).
+Simulated: the GPU, CPU and dri nodes, kept Ready by kwok, which also marks
+scheduled pods Running (containers do not run), completes pods owned by Jobs
+and finishes deletions at once. GPUCI_TESTBED_REAL_NODE=0 leaves real-0 out.
 
     testbed.py up [--ttl SECONDS]   start everything, write .testbed/kubeconfig
     testbed.py down                 stop what `up` started (by PID), remove state
@@ -25,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from lib import certs, cluster, processes  # noqa: E402  (needs the path above)
+from lib import certs, cluster, images, node, processes  # noqa: E402  (needs the path above)
 from lib.layout import Layout  # noqa: E402
 
 
@@ -45,17 +47,53 @@ def cmd_up(layout: Layout, ttl: int) -> int:
         if name == "kube-apiserver":
             cluster.wait_apiserver(layout, started)
     cluster.create_nodes(layout)
-    cluster.wait_ready(layout, started)
     processes.start_watchdog(layout, ttl)
+    if layout.real_node:
+        start_real_node(layout, started)
+    cluster.wait_ready(layout, started)
     print(f"testbed up in {time.monotonic() - started:.1f}s: kubeconfig {layout.kubeconfig}, "
           f"charts {layout.chart_repo_url}, {cluster.version(layout)}")
-    print("simulated: nodes and containers (kwok); real: API server, scheduler, controllers, admission")
+    kinds = cluster.node_kinds(layout)
+    print("real nodes (containers run): " + (", ".join(n for n, k in kinds if k == "real") or "none"))
+    print("simulated nodes (kwok, no container runs): " + ", ".join(n for n, k in kinds if k == "simulated"))
     return 0
+
+
+def start_real_node(layout: Layout, started: float) -> None:
+    bins = node.prepare(layout)
+    runtime = "runc behind the CAP_SYS_RESOURCE wrapper (test harness)" \
+        if node.bounding_set_lacks_sys_resource() else "runc"
+    print(f"testbed: real node {node.REAL_NODE}: cgroup v{node.cgroup_version()}, {runtime}", flush=True)
+    for name, argv, env in node.commands(layout, bins):
+        processes.start(layout, name, argv, env)
+        if name == "containerd":
+            cluster.wait_for("containerd", lambda: node.ctr(layout, "version", timeout=5).returncode == 0,
+                             started, timeout=60)
+            node.import_images(layout, images.archives())
+    cluster.wait_for(f"real node {node.REAL_NODE} Ready", lambda: node.node_ready(layout), started, timeout=120)
+
+
+def stop_everything(layout: Layout) -> list[str]:
+    """Stop in an order that lets each component clean up after itself: the real
+    node's pods first (while the API server and kubelet still run), then the
+    processes, then what they leave behind (shims, mounts, the bridge)."""
+    if layout.real_node and processes.is_running(layout, "kubelet"):
+        node.drain(layout)
+    stopped = []
+    for name in ("watchdog", "kubelet"):
+        if processes.stop(layout, name):
+            stopped.append(name)
+    if layout.real_node and processes.is_running(layout, "containerd"):
+        node.kill_leftover_tasks(layout)
+    stopped += processes.stop_all(layout)
+    if layout.real_node:
+        node.clean_up(layout)
+    return stopped
 
 
 def cmd_down(layout: Layout) -> int:
     started = time.monotonic()
-    stopped = processes.stop_all(layout)
+    stopped = stop_everything(layout)
     layout.remove_state()
     print(f"testbed down in {time.monotonic() - started:.1f}s (stopped: {', '.join(stopped) or 'nothing'})")
     return 0
@@ -92,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_up(layout, args.ttl)
         except Exception:
             print("testbed failed to start; stopping what was started. Logs: " + str(layout.logs), file=sys.stderr)
-            processes.stop_all(layout)
+            stop_everything(layout)
             raise
     if args.command == "down":
         return cmd_down(layout)
@@ -106,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.component == "kube-apiserver":
             cluster.wait_apiserver(layout, time.monotonic())
         return 0
-    processes.watchdog(layout, args.ttl)
+    processes.watchdog(layout, args.ttl, cmd_down)
     return 0
 
 

@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import NameOID
 
-from .layout import Layout
+from .layout import REAL_NODE, REAL_NODE_IP, Layout
 
 # Users of the static token file: component name -> (user, groups).
 USERS = {
@@ -21,6 +21,8 @@ USERS = {
     "controller-manager": ("system:kube-controller-manager", ""),
     "scheduler": ("system:kube-scheduler", ""),
     "kwok": ("kwok-controller", "system:masters"),
+    # The real node's kubelet: the Node authorizer and NodeRestriction apply.
+    "kubelet": (f"system:node:{REAL_NODE}", "system:nodes"),
 }
 
 
@@ -30,10 +32,13 @@ def _write_key(path: Path, key) -> None:
     path.chmod(0o600)
 
 
-def _certificate(subject: str, public_key, issuer_key, issuer_name, *, ca: bool, sans=()):
+def _certificate(subject: str, public_key, issuer_key, issuer_name, *, ca: bool, sans=(), organization=""):
     now = datetime.datetime.now(datetime.timezone.utc)
+    name = [x509.NameAttribute(NameOID.COMMON_NAME, subject)]
+    if organization:
+        name.append(x509.NameAttribute(NameOID.ORGANIZATION_NAME, organization))
     builder = (x509.CertificateBuilder()
-               .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
+               .subject_name(x509.Name(name))
                .issuer_name(issuer_name or x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
                .public_key(public_key)
                .serial_number(x509.random_serial_number())
@@ -43,6 +48,11 @@ def _certificate(subject: str, public_key, issuer_key, issuer_name, *, ca: bool,
     if sans:
         builder = builder.add_extension(x509.SubjectAlternativeName(list(sans)), critical=False)
     return builder.sign(issuer_key, hashes.SHA256())
+
+
+def _write_pair(pki: Path, name: str, key, cert) -> None:
+    _write_key(pki / f"{name}.key", key)
+    (pki / f"{name}.crt").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
 
 
 def write_all(layout: Layout) -> None:
@@ -58,6 +68,18 @@ def write_all(layout: Layout) -> None:
     (pki / "ca.crt").write_bytes(ca_cert.public_bytes(serialization.Encoding.PEM))
     _write_key(pki / "apiserver.key", server_key)
     (pki / "apiserver.crt").write_bytes(server_cert.public_bytes(serialization.Encoding.PEM))
+
+    # The real node: the kubelet's serving certificate (the API server checks it
+    # when it calls the kubelet for logs and exec) and the API server's client
+    # certificate for those calls (the kubelet checks it against the CA).
+    kubelet_key = ec.generate_private_key(ec.SECP256R1())
+    kubelet_sans = [x509.DNSName(REAL_NODE), x509.IPAddress(ipaddress.ip_address(REAL_NODE_IP))]
+    _write_pair(pki, "kubelet", kubelet_key, _certificate(
+        REAL_NODE, kubelet_key.public_key(), ca_key, ca_cert.subject, ca=False, sans=kubelet_sans))
+    client_key = ec.generate_private_key(ec.SECP256R1())
+    _write_pair(pki, "apiserver-kubelet-client", client_key, _certificate(
+        "kube-apiserver-kubelet-client", client_key.public_key(), ca_key, ca_cert.subject, ca=False,
+        organization="system:masters"))
 
     sa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     _write_key(pki / "sa.key", sa_key)

@@ -58,6 +58,12 @@ def server_commands(layout: Layout, bins: dict[str, Path]) -> list[tuple[str, li
             f"--service-account-key-file={pki / 'sa.pub'}", f"--service-account-signing-key-file={pki / 'sa.key'}",
             f"--service-cluster-ip-range={SERVICE_CIDR}", "--authorization-mode=Node,RBAC",
             "--allow-privileged=true", "--enable-admission-plugins=NodeRestriction,RuntimeClass,PodSecurity",
+            # Logs and exec reach the real node's kubelet at its InternalIP, with a
+            # client certificate the kubelet checks and a serving certificate we check.
+            f"--kubelet-client-certificate={pki / 'apiserver-kubelet-client.crt'}",
+            f"--kubelet-client-key={pki / 'apiserver-kubelet-client.key'}",
+            f"--kubelet-certificate-authority={pki / 'ca.crt'}",
+            "--kubelet-preferred-address-types=InternalIP,Hostname",
             "--profiling=false", "--v=1"]),
         ("kube-controller-manager", [
             str(bins["kube-controller-manager"]),
@@ -86,7 +92,7 @@ def server_commands(layout: Layout, bins: dict[str, Path]) -> list[tuple[str, li
     ]
 
 
-def _wait(what: str, probe, started: float, timeout: float = 120) -> None:
+def wait_for(what: str, probe, started: float, timeout: float = 120) -> None:
     """Poll until probe() is true; say what is awaited every few seconds."""
     deadline, last_said = time.monotonic() + timeout, 0.0
     while not probe():
@@ -106,12 +112,12 @@ def wait_etcd(layout: Layout) -> None:
                 return b'"true"' in resp.read()
         except OSError:
             return False
-    _wait("etcd health", probe, time.monotonic(), timeout=60)
+    wait_for("etcd health", probe, time.monotonic(), timeout=60)
 
 
 def wait_apiserver(layout: Layout, started: float) -> None:
     api = ApiClient(layout)
-    _wait("kube-apiserver /readyz", api.healthy, started)
+    wait_for("kube-apiserver /readyz", api.healthy, started)
 
 
 def node_objects() -> list[dict]:
@@ -163,11 +169,18 @@ def _chart_repo(layout: Layout) -> bool:
 def wait_ready(layout: Layout, started: float) -> None:
     api = ApiClient(layout)
     expected = len(node_objects())
-    _wait(f"{expected} simulated nodes Ready", lambda: _all_nodes_ready(api, expected), started)
-    _wait("the default service account (controller-manager)", lambda: _default_service_account(api), started)
-    _wait(f"chart repository {layout.chart_repo_url}", lambda: _chart_repo(layout), started)
+    wait_for(f"{expected} simulated nodes Ready", lambda: _all_nodes_ready(api, expected), started)
+    wait_for("the default service account (controller-manager)", lambda: _default_service_account(api), started)
+    wait_for(f"chart repository {layout.chart_repo_url}", lambda: _chart_repo(layout), started)
 
 
 def version(layout: Layout) -> str:
     info = ApiClient(layout).get("/version")
-    return f"Kubernetes {info['gitVersion']} (real control plane, simulated kwok nodes)"
+    return f"Kubernetes {info['gitVersion']} (real control plane)"
+
+
+def node_kinds(layout: Layout) -> list[tuple[str, str]]:
+    """(node, 'real' or 'simulated') for every node, as reports print them."""
+    nodes = ApiClient(layout).get("/api/v1/nodes")["items"]
+    return [(n["metadata"]["name"], "simulated" if KWOK_ANNOTATION in n["metadata"].get("annotations", {}) else "real")
+            for n in nodes]

@@ -12,6 +12,14 @@ from pathlib import Path
 TOOLS_DIR = Path(__file__).resolve().parent.parent
 REPO_ROOT = TOOLS_DIR.parent.parent
 BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok", "helm")
+# The real node's binaries (kubelet comes with the control plane's build).
+NODE_BINARIES = ("kubelet", "containerd", "containerd-shim-runc-v2", "ctr", "runc", "bridge", "host-local", "loopback")
+# The real node: its name, and the address of its bridge (the node IP: kubelet
+# refuses loopback). Pods get addresses from POD_SUBNET on that bridge.
+REAL_NODE = "real-0"
+REAL_NODE_IP = "10.89.0.1"
+POD_SUBNET = "10.89.0.0/24"
+NODE_BRIDGE = "gpuci0"
 
 
 @dataclass(frozen=True)
@@ -21,6 +29,9 @@ class Layout:
     apiserver_port: int
     etcd_port: int
     chart_repo_port: int
+    # One real node per machine (it owns a bridge, an address and a port 443):
+    # private instances on other ports (benchmarks) run with simulated nodes only.
+    real_node: bool = True
 
     @classmethod
     def from_environment(cls) -> "Layout":
@@ -31,6 +42,7 @@ class Layout:
             apiserver_port=int(env("GPUCI_TESTBED_APISERVER_PORT", "16443")),
             etcd_port=int(env("GPUCI_TESTBED_ETCD_PORT", "12379")),
             chart_repo_port=int(env("GPUCI_CHART_REPO_PORT", "18879")),
+            real_node=env("GPUCI_TESTBED_REAL_NODE", "1") != "0",
         )
 
     # Files and folders under the state directory.
@@ -73,13 +85,25 @@ class Layout:
     def remove_state(self) -> None:
         shutil.rmtree(self.state, ignore_errors=True)
 
-    def binaries(self) -> dict[str, Path]:
-        """Find every binary in the build cache; fail naming the build command if one is missing."""
+    @property
+    def node_dir(self) -> Path:
+        return self.state / "node"
+
+    @property
+    def containerd_socket(self) -> Path:
+        return self.node_dir / "containerd" / "containerd.sock"
+
+    @property
+    def kubelet_port(self) -> int:
+        return self.apiserver_port - 200  # 16243 by default, off kubelet's 10250
+
+    def binaries(self, names=BINARIES) -> dict[str, Path]:
+        """Find binaries in the build cache; fail naming the build command if one is missing."""
         printed = subprocess.run(["bash", str(TOOLS_DIR / "build.sh"), "--print-paths"],
                                  check=True, capture_output=True, text=True).stdout.strip()
         folders = [Path(p) for p in printed.split(":") if p]
         found: dict[str, Path] = {}
-        for name in BINARIES:
+        for name in names:
             for folder in folders:
                 if (folder / name).is_file():
                     found[name] = folder / name

@@ -13,8 +13,10 @@ from pathlib import Path
 
 from .layout import TOOLS_DIR, Layout
 
-# Stop order: the reverse of start order, the watchdog first.
-STOP_ORDER = ("watchdog", "chart-repo", "kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd")
+# Stop order: the reverse of start order, the watchdog first, the real node's
+# processes before the control plane they talk to.
+STOP_ORDER = ("watchdog", "kubelet", "service-proxy", "containerd", "chart-repo", "kwok", "kube-scheduler",
+              "kube-controller-manager", "kube-apiserver", "etcd")
 
 
 def _pid_file(layout: Layout, name: str) -> Path:
@@ -30,6 +32,10 @@ def _read(layout: Layout, name: str) -> tuple[int, list[str]] | None:
     return record["pid"], record["argv"]
 
 
+def _recorded_env(layout: Layout, name: str) -> dict[str, str] | None:
+    return json.loads(_pid_file(layout, name).read_text()).get("env")
+
+
 def _alive(pid: int, argv: list[str]) -> bool:
     """True while the PID still belongs to the process we started (PIDs are reused)."""
     try:
@@ -39,12 +45,12 @@ def _alive(pid: int, argv: list[str]) -> bool:
     return [arg.decode() for arg in current] == argv
 
 
-def start(layout: Layout, name: str, argv: list[str]) -> int:
+def start(layout: Layout, name: str, argv: list[str], env: dict[str, str] | None = None) -> int:
     log = open(layout.logs / f"{name}.log", "ab")  # noqa: SIM115 (the child owns it)
     proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            start_new_session=True, cwd=layout.state)
+                            start_new_session=True, cwd=layout.state, env=env)
     log.close()
-    _pid_file(layout, name).write_text(json.dumps({"pid": proc.pid, "argv": argv}))
+    _pid_file(layout, name).write_text(json.dumps({"pid": proc.pid, "argv": argv, "env": env}))
     time.sleep(0.2)
     if proc.poll() is not None:
         raise SystemExit(f"testbed: {name} exited at once (code {proc.returncode}); see {layout.logs / (name + '.log')}")
@@ -54,7 +60,7 @@ def start(layout: Layout, name: str, argv: list[str]) -> int:
 def stop(layout: Layout, name: str, grace: float = 8.0) -> bool:
     """Stop one component (fault tests); its recorded command line stays for restart()."""
     record = _read(layout, name)
-    if not record or not _alive(*record):
+    if not record or not _alive(*record) or record[0] == os.getpid():  # the watchdog stops the rest
         return False
     os.kill(record[0], signal.SIGTERM)
     deadline = time.monotonic() + grace
@@ -73,7 +79,12 @@ def restart(layout: Layout, name: str) -> int:
         raise SystemExit(f"testbed: {name} was never started")
     if _alive(*record):
         return record[0]
-    return start(layout, name, record[1])
+    return start(layout, name, record[1], _recorded_env(layout, name))
+
+
+def is_running(layout: Layout, name: str) -> bool:
+    record = _read(layout, name)
+    return bool(record and _alive(*record))
 
 
 def running(layout: Layout) -> list[tuple[str, int]]:
@@ -88,11 +99,9 @@ def running(layout: Layout) -> list[tuple[str, int]]:
 def stop_all(layout: Layout) -> list[str]:
     """Stop every recorded process in STOP_ORDER, each before the next, so that
     clients go before the servers they talk to (the API server before etcd)."""
-    me = os.getpid()
     stopped = []
     for name in STOP_ORDER:
-        record = _read(layout, name)
-        if record and record[0] != me and stop(layout, name):
+        if stop(layout, name):
             stopped.append(name)
     return stopped
 
@@ -109,7 +118,7 @@ def start_watchdog(layout: Layout, ttl: int) -> None:
     start(layout, "watchdog", argv)
 
 
-def watchdog(layout: Layout, ttl: int) -> None:
+def watchdog(layout: Layout, ttl: int, down) -> None:
     """Sleep out the time to live, then stop the testbed (unless it was stopped already)."""
     deadline = time.monotonic() + ttl
     while time.monotonic() < deadline:
@@ -117,5 +126,4 @@ def watchdog(layout: Layout, ttl: int) -> None:
         if not layout.pids.exists():
             return
     print(f"testbed: time to live of {ttl}s is over, stopping", flush=True)
-    stop_all(layout)
-    layout.remove_state()
+    down(layout)

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Build the container image archives the testbed's real node imports (no
+# registry is reachable): the pod sandbox (pause), a Debian base for test and
+# canary pods, and the upstream components the charts deploy, each built from
+# source by tools/testbed/upstream/<component>.sh.
+#   build-images.sh                   build what is missing
+#   build-images.sh --print-archives  list the archives that exist, one a line
+# An upstream component whose source snapshot is not on this machine is
+# skipped with a message (its tests then skip with the same reason).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lib/common.sh
+source "$here/lib/common.sh"
+
+PAUSE_REF=registry.k8s.io/pause:$PAUSE_VERSION
+BASE_REF=gpuci.local/testbed/debian:bookworm
+pause_archive=$images_dir/pause-$PAUSE_VERSION.tar
+base_archive=$images_dir/debian-bookworm.tar
+upstream=(gpu-operator arc-controller gitlab-runner device-plugin)
+
+build_pause() {
+  [ -s "$pause_archive" ] && { log "pause image cached"; return; }
+  local work; work=$(mktemp -d)
+  mkdir -p "$work/rootfs"
+  cc -Os -static -o "$work/rootfs/pause" "$here/images/pause.c"
+  strip "$work/rootfs/pause"
+  make_image "$PAUSE_REF" "$pause_archive" --layer "$work/rootfs" --entrypoint '["/pause"]' --user 65535:65535 \
+    --label "org.opencontainers.image.source=tools/testbed/images/pause.c (gpuci.runners)" \
+    --label "gpuci.runners/built-by=tools/testbed (stands in for registry.k8s.io/pause)"
+  rm -rf "$work"
+}
+
+build_base() {
+  [ -s "$base_archive" ] && { log "Debian base image cached"; return; }
+  make_image "$BASE_REF" "$base_archive" --base-tar "$(debian_root_tar)" --cmd '["/bin/bash"]' \
+    --label "org.opencontainers.image.source=mmdebstrap bookworm minbase (+python3)" \
+    --label "gpuci.runners/built-by=tools/testbed"
+}
+
+if [ "${1:-}" = --print-archives ]; then
+  for f in "$pause_archive" "$base_archive"; do [ -s "$f" ] && echo "$f"; done
+  for c in "${upstream[@]}"; do
+    [ -x "$here/upstream/$c.sh" ] || [ -f "$here/upstream/$c.sh" ] || continue
+    f=$(bash "$here/upstream/$c.sh" --print-archive) && [ -s "$f" ] && echo "$f"
+  done
+  exit 0
+fi
+
+build_pause
+build_base
+for c in "${upstream[@]}"; do
+  [ -f "$here/upstream/$c.sh" ] || { log "$c: no build script yet"; continue; }
+  rc=0; bash "$here/upstream/$c.sh" || rc=$?
+  # 3: the source snapshot is not on this machine (said by the script).
+  [ $rc -eq 0 ] || [ $rc -eq 3 ] || exit $rc
+done
+log "images ready under $images_dir"

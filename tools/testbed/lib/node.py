@@ -1,0 +1,317 @@
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The testbed's real node: kubelet, containerd, runc and CNI on this machine.
+
+Beside the simulated kwok nodes, one node runs containers for real. It is
+tainted `gpuci.runners/real-node=true:NoSchedule`, so only pods that ask for it
+(the charts' controllers in inventories/local, canary tests) land there and
+the scheduling tests on simulated nodes keep their meaning.
+
+Everything it needs lives under the testbed's state folder: containerd's root,
+state and socket, kubelet's root, CNI configuration and IP leases, network
+namespaces. The one thing outside is the node's bridge (gpuci0, 10.89.0.1/24),
+which also carries 10.96.0.1 for the service proxy (see service_proxy.py).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from .api import ApiClient
+from .layout import (
+    NODE_BINARIES, NODE_BRIDGE, POD_SUBNET, REAL_NODE, REAL_NODE_IP, TOOLS_DIR, Layout,
+)
+
+REAL_NODE_TAINT = {"key": "gpuci.runners/real-node", "value": "true", "effect": "NoSchedule"}
+REAL_NODE_LABEL = "gpuci.runners/real-node"
+SERVICE_HOST = "10.96.0.1"  # the `kubernetes` Service's ClusterIP (first address of SERVICE_CIDR)
+# CAP_SYS_RESOURCE is capability 24; without it in the bounding set runc needs
+# the test-harness wrapper (runc_wrapper.py).
+CAP_SYS_RESOURCE_BIT = 24
+
+
+def bounding_set_lacks_sys_resource() -> bool:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("CapBnd:"):
+            return not int(line.split()[1], 16) >> CAP_SYS_RESOURCE_BIT & 1
+    return False
+
+
+def cgroup_version() -> int:
+    return 2 if Path("/sys/fs/cgroup/cgroup.controllers").exists() else 1
+
+
+def _runc_binary(layout: Layout, runc: Path) -> Path:
+    """runc itself, or (on VMs lacking CAP_SYS_RESOURCE) a launcher of the wrapper."""
+    if not bounding_set_lacks_sys_resource():
+        return runc
+    launcher = layout.node_dir / "runc"
+    launcher.write_text("#!/bin/sh\n# Test-harness workaround, see tools/testbed/runc_wrapper.py\n"
+                        f'exec {sys.executable} {TOOLS_DIR / "runc_wrapper.py"} --runc {runc} "$@"\n')
+    launcher.chmod(0o755)
+    return launcher
+
+
+def containerd_config(layout: Layout, bins: dict[str, Path], runc_binary: Path, pause_image: str) -> str:
+    """containerd 2.x configuration (version 3): everything under the state folder."""
+    base = layout.node_dir / "containerd"
+    cri_runtime = {
+        "cni": {"bin_dirs": [str(bins["bridge"].parent)], "conf_dir": str(layout.node_dir / "cni" / "net.d")},
+        # Network namespaces under containerd's state, so `down` finds every mount.
+        "netns_mounts_under_state_dir": True,
+        "containerd": {"default_runtime_name": "runc", "runtimes": {"runc": {
+            "runtime_type": "io.containerd.runc.v2",
+            "options": {"BinaryName": str(runc_binary), "SystemdCgroup": False}}}},
+    }
+    config = {
+        "version": 3,
+        "root": str(base / "root"),
+        "state": str(base / "state"),
+        "temp": str(base / "tmp"),
+        "grpc": {"address": str(layout.containerd_socket)},
+        "plugins": {
+            "io.containerd.cri.v1.runtime": cri_runtime,
+            # Images come only from archives imported at start (no registry is
+            # reachable); the sandbox image is one of them.
+            "io.containerd.cri.v1.images": {"snapshotter": "overlayfs",
+                                            "pinned_images": {"sandbox": pause_image}},
+            "io.containerd.internal.v1.opt": {"path": str(base / "opt")},
+            "io.containerd.nri.v1.nri": {"disable": True},
+        },
+    }
+    import tomli_w  # the venv's TOML writer (requirements-test.txt)
+    return tomli_w.dumps(config)
+
+
+def cni_config() -> dict:
+    return {
+        "cniVersion": "1.0.0", "name": "gpuci-testbed",
+        "plugins": [{
+            "type": "bridge", "bridge": NODE_BRIDGE, "isGateway": True, "ipMasq": False, "hairpinMode": True,
+            "ipam": {"type": "host-local", "ranges": [[{"subnet": POD_SUBNET, "gateway": REAL_NODE_IP}]],
+                     "routes": [{"dst": "0.0.0.0/0"}]},
+        }],
+    }
+
+
+def kubelet_config(layout: Layout) -> dict:
+    pki = layout.pki
+    return {
+        "apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration",
+        "address": REAL_NODE_IP, "port": layout.kubelet_port, "readOnlyPort": 0,
+        "healthzBindAddress": "127.0.0.1", "healthzPort": layout.kubelet_port + 1,
+        "containerRuntimeEndpoint": f"unix://{layout.containerd_socket}",
+        "cgroupDriver": "cgroupfs", "failCgroupV1": False, "failSwapOn": False,
+        "tlsCertFile": str(pki / "kubelet.crt"), "tlsPrivateKeyFile": str(pki / "kubelet.key"),
+        "authentication": {"anonymous": {"enabled": False}, "webhook": {"enabled": True},
+                           "x509": {"clientCAFile": str(pki / "ca.crt")}},
+        "authorization": {"mode": "Webhook"},
+        "registerWithTaints": [REAL_NODE_TAINT],
+        "podLogsDir": str(layout.node_dir / "pod-logs"),
+        "maxPods": 40,
+        # Images cannot be pulled again here: never garbage-collect them, and
+        # do not evict pods over a nearly full shared disk.
+        "imageGCHighThresholdPercent": 100, "imageGCLowThresholdPercent": 99,
+        "evictionHard": {"memory.available": "100Mi", "nodefs.available": "1%", "imagefs.available": "1%"},
+        "serializeImagePulls": False,
+    }
+
+
+def kubelet_kubeconfig(layout: Layout) -> dict:
+    token = (layout.pki / "kubelet.token").read_text().strip()
+    return {
+        "apiVersion": "v1", "kind": "Config", "current-context": "node",
+        "clusters": [{"name": "gpuci-testbed", "cluster": {
+            "server": layout.apiserver_url, "certificate-authority": str(layout.pki / "ca.crt")}}],
+        "users": [{"name": "kubelet", "user": {"token": token}}],
+        "contexts": [{"name": "node", "context": {"cluster": "gpuci-testbed", "user": "kubelet"}}],
+    }
+
+
+def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run(["ip", *args], check=check, capture_output=True, text=True)
+
+
+def create_bridge() -> None:
+    """The node's bridge with the node IP, and the Service address for the proxy."""
+    remove_bridge()
+    _ip("link", "add", NODE_BRIDGE, "type", "bridge")
+    _ip("addr", "add", f"{REAL_NODE_IP}/{POD_SUBNET.split('/')[1]}", "dev", NODE_BRIDGE)
+    _ip("addr", "add", f"{SERVICE_HOST}/32", "dev", NODE_BRIDGE)
+    _ip("link", "set", NODE_BRIDGE, "up")
+
+
+def remove_bridge() -> None:
+    if Path(f"/sys/class/net/{NODE_BRIDGE}").exists():
+        _ip("link", "del", NODE_BRIDGE)
+
+
+def prepare(layout: Layout) -> dict[str, Path]:
+    """Write every configuration file of the real node; return its binaries."""
+    if os.geteuid() != 0:
+        raise SystemExit("testbed: the real node needs root (kubelet, containerd, a bridge); "
+                         "set GPUCI_TESTBED_REAL_NODE=0 for simulated nodes only")
+    bins = layout.binaries(NODE_BINARIES)
+    for folder in ("containerd", "cni/net.d", "kubelet", "pod-logs"):
+        (layout.node_dir / folder).mkdir(parents=True, exist_ok=True)
+    from . import images  # the image archives the real node imports
+    (layout.node_dir / "containerd" / "config.toml").write_text(
+        containerd_config(layout, bins, _runc_binary(layout, bins["runc"]), images.PAUSE_IMAGE))
+    (layout.node_dir / "cni" / "net.d" / "10-gpuci-testbed.conflist").write_text(json.dumps(cni_config(), indent=2))
+    (layout.node_dir / "kubelet" / "config.yaml").write_text(yaml.safe_dump(kubelet_config(layout)))
+    kubeconfig = layout.node_dir / "kubelet" / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump(kubelet_kubeconfig(layout)))
+    kubeconfig.chmod(0o600)
+    create_bridge()
+    return bins
+
+
+def _path_env(bins: dict[str, Path]) -> dict[str, str]:
+    # containerd finds its shim (and the shim runc) on PATH.
+    folders = dict.fromkeys(str(b.parent) for b in bins.values())
+    return {**os.environ, "PATH": ":".join([*folders, os.environ.get("PATH", "/usr/bin:/bin")])}
+
+
+def commands(layout: Layout, bins: dict[str, Path]) -> list[tuple[str, list[str], dict[str, str]]]:
+    """The real node's processes in start order (name, argv, environment)."""
+    env = _path_env(bins)
+    kubelet_dir = layout.node_dir / "kubelet"
+    return [
+        ("containerd", [str(bins["containerd"]), "--config", str(layout.node_dir / "containerd" / "config.toml"),
+                        "--log-level", "warn"], env),
+        ("service-proxy", [sys.executable, str(TOOLS_DIR / "service_proxy.py"), "--listen", f"{SERVICE_HOST}:443",
+                           "--to", f"127.0.0.1:{layout.apiserver_port}"], env),
+        ("kubelet", [str(bins["kubelet"]), f"--config={kubelet_dir / 'config.yaml'}",
+                     f"--kubeconfig={kubelet_dir / 'kubeconfig'}", f"--root-dir={kubelet_dir / 'root'}",
+                     f"--hostname-override={REAL_NODE}", f"--node-ip={REAL_NODE_IP}",
+                     f"--node-labels={REAL_NODE_LABEL}=true", "--v=1"], env),
+    ]
+
+
+def ctr(layout: Layout, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    ctr_bin = layout.binaries(("ctr",))["ctr"]
+    return subprocess.run([str(ctr_bin), "--address", str(layout.containerd_socket), "--namespace", "k8s.io", *args],
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def wait_containerd(layout: Layout, wait) -> None:
+    wait("containerd", lambda: ctr(layout, "version", timeout=5).returncode == 0, timeout=60)
+
+
+def import_images(layout: Layout, archives: list[Path]) -> None:
+    for archive in archives:
+        started = time.monotonic()
+        done = ctr(layout, "images", "import", "--no-unpack=false", str(archive))
+        if done.returncode != 0:
+            raise SystemExit(f"testbed: importing {archive} failed: {done.stderr.strip()}")
+        print(f"testbed: imported {archive.name} ({archive.stat().st_size / 1e6:.0f} MB, "
+              f"{time.monotonic() - started:.1f}s)", flush=True)
+
+
+def node_ready(layout: Layout) -> bool:
+    try:
+        node = ApiClient(layout).get(f"/api/v1/nodes/{REAL_NODE}")
+    except OSError:
+        return False
+    return any(c["type"] == "Ready" and c["status"] == "True" for c in node.get("status", {}).get("conditions", []))
+
+
+# --- stopping ---------------------------------------------------------------
+
+def drain(layout: Layout, timeout: float = 30) -> None:
+    """Delete the real node's pods and wait until kubelet has stopped their
+    containers, so sandboxes, network namespaces and volumes are cleaned by
+    the components that made them."""
+    api = ApiClient(layout)
+    try:
+        pods = api.get(f"/api/v1/pods?fieldSelector=spec.nodeName={REAL_NODE}")["items"]
+    except OSError:
+        return
+    for pod in pods:
+        meta = pod["metadata"]
+        try:
+            api.request("DELETE", f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}",
+                        {"gracePeriodSeconds": 0})
+        except OSError:
+            pass
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        listed = ctr(layout, "tasks", "list", "--quiet", timeout=10)
+        if listed.returncode != 0 or not listed.stdout.strip():
+            return
+        time.sleep(1)
+
+
+def kill_leftover_tasks(layout: Layout) -> None:
+    """After kubelet is gone: kill and delete any task it did not stop."""
+    listed = ctr(layout, "tasks", "list", "--quiet", timeout=10)
+    for task in listed.stdout.split() if listed.returncode == 0 else []:
+        ctr(layout, "tasks", "kill", "--signal", "SIGKILL", task, timeout=10)
+        ctr(layout, "tasks", "delete", "--force", task, timeout=10)
+
+
+def leftover_shims(layout: Layout) -> list[int]:
+    """containerd's shims outlive containerd by design; ours name our socket."""
+    marker = str(layout.containerd_socket).encode()
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"containerd-shim" in cmdline and marker in cmdline:
+            pids.append(int(proc.name))
+    return pids
+
+
+def unmount_under(folder: Path) -> list[str]:
+    """Unmount everything mounted below folder, deepest first."""
+    prefix = str(folder) + "/"
+    points = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        point = line.split()[4].replace("\\040", " ")
+        if point.startswith(prefix):
+            points.append(point)
+    for point in sorted(points, key=len, reverse=True):
+        subprocess.run(["umount", "--lazy", point], check=False, capture_output=True)
+    return points
+
+
+def remove_cgroups() -> None:
+    """kubelet's pod cgroups (cgroupfs driver) are left behind when it stops."""
+    roots = [Path("/sys/fs/cgroup/kubepods")] if cgroup_version() == 2 else \
+        [p / "kubepods" for p in Path("/sys/fs/cgroup").iterdir() if (p / "kubepods").is_dir()]
+    for root in roots:
+        if not root.is_dir():
+            continue
+        for folder in sorted((p for p in root.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True):
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
+        try:
+            root.rmdir()
+        except OSError:
+            pass
+
+
+def clean_up(layout: Layout) -> None:
+    """Everything `down` must undo after the processes are stopped."""
+    for pid in leftover_shims(layout):
+        try:
+            os.kill(pid, 9)
+        except ProcessLookupError:
+            pass
+    unmount_under(layout.state)
+    remove_bridge()
+    remove_cgroups()
+    shutil.rmtree(layout.node_dir, ignore_errors=True)
