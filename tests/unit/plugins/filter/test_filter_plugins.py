@@ -16,7 +16,10 @@ from ansible.errors import AnsibleFilterError
 
 REPO = pathlib.Path(__file__).resolve().parents[4]
 FILTER_DIR = REPO / "plugins" / "filter"
-FILTERS = ["arc_runner_template", "canary_lanes", "gitlab_runner_config", "gpu_pod_patch", "time_slicing_config"]
+FILTERS = ["arc_runner_template", "canary_lanes", "ci_yaml", "gitlab_runner_config", "gpu_pod_patch", "time_slicing_config"]
+
+# The positional argument of each filter: the GPU class catalogue, unless named here.
+POSITIONAL = {"ci_yaml": "header"}
 
 
 def load(name):
@@ -66,8 +69,9 @@ def test_missing_tomli_w_is_reported(monkeypatch):
 def test_sidecar_documents_the_filter(name):
     sidecar = yaml.safe_load((FILTER_DIR / ("%s.yml" % name)).read_text())
     assert sidecar["DOCUMENTATION"]["name"] == name
-    assert set(sidecar["DOCUMENTATION"]["options"]) == {"_input", "gpu_classes"}
-    assert sidecar["DOCUMENTATION"]["positional"] == "gpu_classes"
+    positional = POSITIONAL.get(name, "gpu_classes")
+    assert set(sidecar["DOCUMENTATION"]["options"]) >= {"_input", positional}
+    assert sidecar["DOCUMENTATION"]["positional"] == positional
     examples = yaml.safe_load(sidecar["EXAMPLES"])
     assert examples and all("gpuci.runners.%s" % name in json.dumps(task) for task in examples)
     assert "_value" in sidecar["RETURN"]
