@@ -6,10 +6,16 @@
 The text is what the gitlab-runner chart takes as ``runners.config``. It
 holds no ``url`` or ``token``: the chart adds them from ``runners.secret``.
 Placement uses the executor's native keys (node_selector, node_tolerations,
-runtime_class_name, privileged); the ``pod_spec`` patches carry only what
-those keys cannot say (GPU resources, the /dev/dri mount, the CPU-only
-affinity). GitLab applies pod_spec only with
-FF_USE_ADVANCED_POD_SPEC_CONFIGURATION on, so the flag is always set.
+runtime_class_name); the ``pod_spec`` patches carry only what those keys
+cannot say (GPU resources, the /dev/dri mount, the CPU-only affinity).
+GitLab applies pod_spec only with FF_USE_ADVANCED_POD_SPEC_CONFIGURATION on,
+so the flag is always set.
+
+Privilege is scoped to the build container with
+``[runners.kubernetes.build_container_security_context]``. The executor's
+own ``privileged`` key is never written: GitLab Runner uses it as the
+fallback of every container's security context (init-permissions, build,
+helper and services), so it would make the whole job pod privileged.
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ DEFAULT_IMAGES = {
     "dri": "ubuntu:24.04",
     None: "alpine:3.20",  # CPU pools
 }
+BUILD_SECURITY_CONTEXT = "build_container_security_context"
 # Pool keys that map one to one onto [runners.kubernetes] keys.
 _NATIVE_STRINGS = ("helper_image", "service_account")
 _NATIVE_QUANTITIES = ("cpu_request", "cpu_limit", "memory_request", "memory_limit")
@@ -71,7 +78,7 @@ def gitlab_runner_document(pool, gpu_classes=None, path="pool"):
         "feature_flags": {ADVANCED_POD_SPEC_FLAG: True},
     }
     extra = optional_mapping(pool, "extra_config", path)
-    _check_toml_value(extra, child(path, "extra_config"))
+    _check_extra_config(extra, child(path, "extra_config"))
     return {"runners": [deep_merge(runner, extra)]}
 
 
@@ -79,9 +86,10 @@ def _kubernetes_table(pool, request, path):
     table = {
         "namespace": optional_str(pool, "namespace", path, default=RELEASE_NAMESPACE),
         "image": optional_str(pool, "image", path, default=DEFAULT_IMAGES[request.lane]),
-        "privileged": request.privileged,
         "pod_spec": _pod_spec_patches(request),
     }
+    if request.privileged:
+        table[BUILD_SECURITY_CONTEXT] = {"privileged": True}
     for key in _NATIVE_STRINGS:
         value = optional_str(pool, key, path)
         if value is not None:
@@ -103,7 +111,8 @@ def _pod_spec_patches(request):
     if request.gpu_class is None:
         patch = {"affinity": cpu_only_affinity()}
         return [_pod_spec_entry(CPU_ONLY_PATCH_NAME, patch)]
-    # Native `privileged` already covers the build container.
+    # build_container_security_context already makes the build container
+    # privileged; one place for it, and it works without the feature flag.
     patch = {"containers": [container_patch(request._replace(privileged=False), BUILD_CONTAINER)]}
     volumes = pod_volumes(request)
     if volumes:
@@ -157,6 +166,19 @@ def deep_merge(base, override):
         else:
             result[key] = value
     return result
+
+
+def _check_extra_config(extra, path):
+    """extra_config may add to the runner table, but not widen privilege to the whole pod."""
+    kubernetes = extra.get("kubernetes")
+    if isinstance(kubernetes, dict) and "privileged" in kubernetes:
+        raise ValidationError(
+            child(child(path, "kubernetes"), "privileged"),
+            "would make every container of the job pod privileged (init-permissions, helper, services); "
+            "set the pool's privileged: true, which privileges only the build container",
+            kubernetes["privileged"],
+        )
+    _check_toml_value(extra, path)
 
 
 def _check_toml_value(value, path):

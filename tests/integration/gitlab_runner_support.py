@@ -61,13 +61,19 @@ def tolerations_from_map(node_tolerations: dict[str, str]) -> list[dict]:
     return tolerations
 
 
+def _privileged(kube: dict, context_key: str) -> bool:
+    """GitLab Runner's rule: the container's own security context, else the executor-wide `privileged`."""
+    own = (kube.get(context_key) or {}).get("privileged")
+    return bool(kube.get("privileged") if own is None else own)
+
+
 def _container(name: str, image: str, kube: dict, resource_keys: dict[str, str]) -> dict:
     container = {"name": name, "image": image, "command": ["sh", "-c", "sleep 3600"]}
     requests = {res: kube[key] for key, res in resource_keys.items() if key.endswith("_request") and key in kube}
     limits = {res: kube[key] for key, res in resource_keys.items() if key.endswith("_limit") and key in kube}
     if requests or limits:
         container["resources"] = {k: v for k, v in (("requests", requests), ("limits", limits)) if v}
-    if kube.get("privileged"):
+    if _privileged(kube, f"{name}_container_security_context"):
         container["securityContext"] = {"privileged": True}
     return container
 

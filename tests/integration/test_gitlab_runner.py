@@ -174,7 +174,8 @@ def test_configmaps_hold_our_config_toml(fleet):
     assert l40s["node_selector"] == {"nvidia.com/gpu.product": "NVIDIA-L40S"}
     assert isinstance(l40s["node_tolerations"], dict)
     assert l40s["runtime_class_name"] == "nvidia"
-    assert l40s["privileged"] is False
+    # Privilege, when a pool asks, is the build container's alone; the executor-wide key is never written.
+    assert "privileged" not in l40s and "build_container_security_context" not in l40s
     assert "node_selector" not in stored_runner(fleet, "cpu")["kubernetes"]
 
 

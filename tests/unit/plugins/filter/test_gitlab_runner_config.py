@@ -62,7 +62,7 @@ def test_l40s_one_gpu():
     kubernetes = runner["kubernetes"]
     assert kubernetes["namespace"] == "gitlab-runners"
     assert kubernetes["image"] == "nvidia/cuda:12.4.1-base-ubuntu22.04"
-    assert kubernetes["privileged"] is False
+    assert "privileged" not in kubernetes and "build_container_security_context" not in kubernetes
     assert kubernetes["runtime_class_name"] == "nvidia"
     assert kubernetes["node_selector"] == {"nvidia.com/gpu.product": "NVIDIA-L40S"}
     assert kubernetes["node_tolerations"] == {"nvidia.com/gpu": "NoSchedule"}
@@ -98,7 +98,8 @@ def test_mig_pool():
 def test_dri_pool():
     runner = render(GOLDEN_POOLS["dri"])
     kubernetes = runner["kubernetes"]
-    assert kubernetes["privileged"] is True
+    assert kubernetes["build_container_security_context"] == {"privileged": True}
+    assert "privileged" not in kubernetes
     assert kubernetes["image"] == "registry.example/vulkan:1"
     assert "runtime_class_name" not in kubernetes
     assert kubernetes["node_selector"] == {"gpuci.runners/dri": "true"}
@@ -151,10 +152,35 @@ def test_native_keys_and_pool_node_selector():
     assert "runtime_class_name" not in kubernetes
 
 
-def test_privileged_is_native_not_in_the_patch():
-    runner = render({"name": "x", "gpu_class": "l40s", "privileged": True})
-    assert runner["kubernetes"]["privileged"] is True
-    assert "securityContext" not in patches(runner)["gpuci-gpu"]["containers"][0]
+@pytest.mark.parametrize("pool", [
+    {"name": "x", "gpu_class": "l40s", "privileged": True},
+    {"name": "x", "gpu_class": "dri", "privileged": True},
+    {"name": "x", "privileged": True},  # a CPU pool
+], ids=["cuda", "dri", "cpu"])
+def test_privileged_scopes_to_the_build_container(pool):
+    """GitLab Runner falls back to [runners.kubernetes] privileged for the init-permissions,
+    helper and service containers too; only the build container's own context is set."""
+    kubernetes = render(pool)["kubernetes"]
+    assert kubernetes["build_container_security_context"] == {"privileged": True}
+    assert "privileged" not in kubernetes
+    for key in ("helper_container_security_context", "service_container_security_context",
+                "init_permissions_container_security_context"):
+        assert key not in kubernetes
+    for patch in patches(render(pool)).values():
+        for container in patch.get("containers", []):
+            assert "securityContext" not in container
+
+
+def test_unprivileged_pool_writes_no_privileged_key():
+    kubernetes = render({"name": "x", "gpu_class": "l40s", "privileged": False})["kubernetes"]
+    assert "privileged" not in kubernetes and "build_container_security_context" not in kubernetes
+
+
+def test_extra_config_may_scope_privilege_to_services():
+    extra = {"kubernetes": {"service_container_security_context": {"privileged": True}}}
+    kubernetes = render({"name": "x", "extra_config": extra})["kubernetes"]
+    assert kubernetes["service_container_security_context"] == {"privileged": True}
+    assert "privileged" not in kubernetes
 
 
 def test_rendering_is_deterministic_and_input_untouched():
@@ -192,6 +218,8 @@ BAD_POOLS = [
     ({"name": "x", "gpu_class": "l40s", "tolerations": [{"key": "nvidia.com/gpu", "effect": "NoExecute"}]},
      ["pool.tolerations:", "one effect per key", "NoExecute"]),
     ({"name": "x", "privileged": 1}, ["pool.privileged:", "true or false", "1"]),
+    ({"name": "x", "extra_config": {"kubernetes": {"privileged": True}}},
+     ["pool.extra_config.kubernetes.privileged:", "every container of the job pod", "privileged: true", "True"]),
 ]
 
 
