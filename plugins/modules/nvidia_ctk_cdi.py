@@ -18,8 +18,8 @@ description:
     reports real changes, supports check mode and shows a diff; a
     C(command) task could only report a change on every run or never.
   - The options cover driver layouts other than a driver installed into C(/),
-    such as GKE's (driver in C(/usr/local/nvidia), device nodes in C(/dev)):
-    see I(driver_root), I(dev_root), I(library_search_paths) and
+    such as GKE's (driver in C(/usr/local/nvidia), device nodes in C(/dev)),
+    with I(driver_root), I(dev_root), I(library_search_paths) and
     I(executable_search_paths).
   - nvidia-ctk v1.17.8 writes the same bytes for the same host state (no
     timestamps or random names), so the comparison is byte for byte.
