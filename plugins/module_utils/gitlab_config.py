@@ -169,7 +169,13 @@ def deep_merge(base, override):
 
 
 def _check_extra_config(extra, path):
-    """extra_config may add to the runner table, but not widen privilege to the whole pod."""
+    """extra_config may add to the runner table, but not rename the runner or widen privilege to the whole pod."""
+    if "name" in extra:
+        # The gitlab_runner role registers the pool's name with the chart's
+        # runners.name (--name); a name here would be dropped silently.
+        raise ValidationError(
+            child(path, "name"), "the runner is registered under the pool's name; set name instead", extra["name"]
+        )
     kubernetes = extra.get("kubernetes")
     if isinstance(kubernetes, dict) and "privileged" in kubernetes:
         raise ValidationError(

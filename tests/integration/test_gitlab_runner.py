@@ -169,6 +169,9 @@ def test_configmaps_hold_our_config_toml(fleet):
         assert isinstance(kube["pod_spec"], list) and kube["pod_spec"], "pod_spec must be an array of tables"
         assert all(isinstance(entry, dict) and entry["patch_type"] == "strategic" for entry in kube["pod_spec"])
         assert "token" not in runner and "url" not in runner, "the chart adds url and token at registration"
+        # Without runners.name the chart registers the runner under the manager pod's hostname.
+        register = fleet.core.read_namespaced_config_map(release(pool), MANAGER_NS).data["register-the-runner"]
+        assert f'--name="{pool}"' in register
     l40s = stored_runner(fleet, "l40s")["kubernetes"]
     assert l40s["namespace"] == GPU_JOBS_NS
     assert l40s["node_selector"] == {"nvidia.com/gpu.product": "NVIDIA-L40S"}

@@ -218,6 +218,7 @@ BAD_POOLS = [
     ({"name": "x", "gpu_class": "l40s", "tolerations": [{"key": "nvidia.com/gpu", "effect": "NoExecute"}]},
      ["pool.tolerations:", "one effect per key", "NoExecute"]),
     ({"name": "x", "privileged": 1}, ["pool.privileged:", "true or false", "1"]),
+    ({"name": "x", "extra_config": {"name": "other"}}, ["pool.extra_config.name:", "pool's name", "'other'"]),
     ({"name": "x", "extra_config": {"kubernetes": {"privileged": True}}},
      ["pool.extra_config.kubernetes.privileged:", "every container of the job pod", "privileged: true", "True"]),
 ]

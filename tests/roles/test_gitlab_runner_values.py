@@ -1,0 +1,119 @@
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The gitlab_runner role's Helm values, as Ansible renders them from the role's
+own defaults and vars (no cluster), and what the real gitlab-runner chart makes
+of them under `helm template`.
+
+The chart's register script passes `--name` to `gitlab-runner register` only
+when the value runners.name is set. Without it the runner starts from the
+manager pod's hostname, and register's merge of config.toml keeps a value
+already set, so the name in config.toml never reaches GitLab.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+ROLE = REPO / "roles" / "gitlab_runner"
+POOLS = [
+    {"name": "l40s", "gpu_class": "l40s", "gpus": 1, "token": "glrt-values-test-l40s"},
+    {"name": "cpu-small", "cpu_request": "1", "token": "glrt-values-test-cpu"},
+]
+
+# The role's defaults and vars, loaded as the role loads them, and its
+# per-pool values variable rendered for every present pool.
+PLAY = textwrap.dedent("""\
+    - name: Render the gitlab_runner role's chart values
+      hosts: localhost
+      gather_facts: false
+      vars_files:
+        - "{{ role_dir }}/defaults/main.yml"
+        - "{{ role_dir }}/vars/main.yml"
+      tasks:
+        - name: Render each present pool's values
+          ansible.builtin.set_fact:
+            rendered: "{{ rendered | default({}) | combine({_gitlab_runner_pool.name: _gitlab_runner_release_values}) }}"
+          loop: "{{ _gitlab_runner_present_pools }}"
+          loop_control:
+            loop_var: _gitlab_runner_pool
+        - name: Write them
+          ansible.builtin.copy:
+            content: "{{ rendered | to_json }}"
+            dest: "{{ out }}"
+            mode: "0644"
+    """)
+
+
+@pytest.fixture(scope="module")
+def role_values(tmp_path_factory) -> dict:
+    """{pool name: the chart values the role would install}."""
+    work = tmp_path_factory.mktemp("gitlab-runner-values")
+    (work / "play.yml").write_text(PLAY)
+    extra = {"role_dir": str(ROLE), "out": str(work / "values.json"), "gitlab_runner_pools": POOLS,
+             "ansible_python_interpreter": sys.executable}
+    (work / "vars.json").write_text(json.dumps(extra))
+    # An explicit inventory, so that ansible.cfg's (the testbed's, with its pools) stays out.
+    cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local",
+           str(work / "play.yml"), "-e", f"@{work / 'vars.json'}"]
+    env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, check=False, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    return json.loads((work / "values.json").read_text())
+
+
+def test_values_name_the_runner_after_its_pool(role_values):
+    assert sorted(role_values) == sorted(pool["name"] for pool in POOLS)
+    for pool in POOLS:
+        runners = role_values[pool["name"]]["runners"]
+        assert runners["name"] == pool["name"]
+        # One name: what the chart registers and what config.toml says.
+        assert tomllib.loads(runners["config"])["runners"][0]["name"] == runners["name"]
+
+
+def _helm() -> str | None:
+    """The testbed's helm, else one on PATH."""
+    paths = subprocess.run(["bash", str(REPO / "tools" / "testbed" / "build.sh"), "--print-paths"],
+                           check=True, capture_output=True, text=True).stdout.strip()
+    for folder in paths.split(":"):
+        if (Path(folder) / "helm").is_file():
+            return str(Path(folder) / "helm")
+    return shutil.which("helm")
+
+
+def _register_script(helm: str, values: dict, release: str, work: Path) -> str:
+    """The chart's register-the-runner script, rendered by `helm template` from `values`."""
+    chart_version = yaml.safe_load((ROLE / "defaults" / "main.yml").read_text())["gitlab_runner_chart_version"]
+    charts = Path(os.environ.get("GPUCI_CHARTS_DIR", REPO.parent / "shared" / "charts"))
+    chart = charts / f"gitlab-runner-{chart_version}.tgz"
+    assert chart.is_file(), f"{chart} is missing (the testbed's charts; set GPUCI_CHARTS_DIR)"
+    values_file = work / f"{release}.yaml"
+    values_file.write_text(yaml.safe_dump(values))
+    proc = subprocess.run([helm, "template", release, str(chart), "--namespace", "gitlab-runner", "-f", str(values_file)],
+                          capture_output=True, text=True, check=False, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    (configmap,) = [doc for doc in yaml.safe_load_all(proc.stdout)
+                    if doc and doc["kind"] == "ConfigMap" and doc["metadata"]["name"] == release]
+    return configmap["data"]["register-the-runner"]
+
+
+def test_chart_registers_the_runner_under_the_pool_name(role_values, tmp_path):
+    helm = _helm()
+    if helm is None:
+        pytest.skip("helm is missing: build the testbed's (bash tools/testbed/build.sh helm) or put one on PATH")
+    for pool in POOLS:
+        values = role_values[pool["name"]]
+        script = _register_script(helm, values, "gitlab-runner-" + pool["name"], tmp_path)
+        assert f'--name="{pool["name"]}"' in script
+    # The upstream fact this relies on: without runners.name the chart passes no --name at all.
+    unnamed = dict(values, runners={k: v for k, v in values["runners"].items() if k != "name"})
+    assert "--name" not in _register_script(helm, unnamed, "gitlab-runner-unnamed", tmp_path)
