@@ -228,8 +228,18 @@ def node_check(lane, nodes, runtime_classes):
 
 
 def is_simulated(node):
-    return (_meta(node, "labels").get(SIMULATED_LABEL) == "true"
-            or _meta(node, "annotations").get(KWOK_ANNOTATION) == "fake")
+    return bool(simulation_markers(node))
+
+
+def simulation_markers(node):
+    """How a node says that it is simulated (kwok's annotation, any value; our label); empty for a real node."""
+    markers = []
+    annotations = _meta(node, "annotations")
+    if KWOK_ANNOTATION in annotations:
+        markers.append("annotation %s=%s" % (KWOK_ANNOTATION, annotations[KWOK_ANNOTATION]))
+    if _meta(node, "labels").get(SIMULATED_LABEL) == "true":
+        markers.append("label %s=true" % SIMULATED_LABEL)
+    return markers
 
 
 def _meta(node, key):
