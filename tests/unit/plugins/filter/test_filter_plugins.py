@@ -16,10 +16,10 @@ from ansible.errors import AnsibleFilterError
 
 REPO = pathlib.Path(__file__).resolve().parents[4]
 FILTER_DIR = REPO / "plugins" / "filter"
-FILTERS = ["arc_runner_template", "canary_lanes", "ci_yaml", "gitlab_runner_config", "gpu_pod_patch", "time_slicing_config"]
+FILTERS = ["arc_runner_template", "canary_lanes", "canary_verdict", "ci_yaml", "gitlab_runner_config", "gpu_pod_patch", "time_slicing_config"]
 
-# The positional argument of each filter: the GPU class catalogue, unless named here.
-POSITIONAL = {"ci_yaml": "header"}
+# The positional argument of each filter: the GPU class catalogue, unless named here (None: it takes none).
+POSITIONAL = {"ci_yaml": "header", "canary_verdict": None}
 
 
 def load(name):
@@ -40,6 +40,7 @@ def test_every_filter_file_is_listed():
         ("gitlab_runner_config", {"name": "x", "gpu_class": "v100"}, "gpuci.runners.gitlab_runner_config: pool.gpu_class: unknown GPU class"),
         ("arc_runner_template", {"name": "x", "container_mode": "podman"}, "gpuci.runners.arc_runner_template: scale_set.container_mode:"),
         ("time_slicing_config", {"l40s": True}, "gpuci.runners.time_slicing_config: replicas.l40s: must be an integer"),
+        ("canary_verdict", {"lanes": {}}, "gpuci.runners.canary_verdict: verdict.lanes: must be a list"),
     ],
 )
 def test_errors_name_the_filter_field_and_value(name, value, expected):
@@ -70,8 +71,12 @@ def test_sidecar_documents_the_filter(name):
     sidecar = yaml.safe_load((FILTER_DIR / ("%s.yml" % name)).read_text())
     assert sidecar["DOCUMENTATION"]["name"] == name
     positional = POSITIONAL.get(name, "gpu_classes")
-    assert set(sidecar["DOCUMENTATION"]["options"]) >= {"_input", positional}
-    assert sidecar["DOCUMENTATION"]["positional"] == positional
+    if positional is None:
+        assert set(sidecar["DOCUMENTATION"]["options"]) == {"_input"}
+        assert "positional" not in sidecar["DOCUMENTATION"]
+    else:
+        assert set(sidecar["DOCUMENTATION"]["options"]) >= {"_input", positional}
+        assert sidecar["DOCUMENTATION"]["positional"] == positional
     examples = yaml.safe_load(sidecar["EXAMPLES"])
     assert examples and all("gpuci.runners.%s" % name in json.dumps(task) for task in examples)
     assert "_value" in sidecar["RETURN"]

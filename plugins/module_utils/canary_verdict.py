@@ -1,0 +1,321 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The canary's verdict: what the cluster answered, judged per lane, and the report's node table.
+
+The gpu_canary role gathers and writes; this module decides. It takes the
+lanes (as ``canary_lanes`` builds them, with ``node_check``) and the cluster's
+answers the role recorded: Job and Pod objects (``kubernetes.core.k8s_info``),
+the results of reading each pod's log (``kubernetes.core.k8s_log`` in a loop
+with ``loop_var: pod``) and the Node objects. It returns the per-lane results
+in the shape of the proof report (``files/proof-report.schema.json``), the
+summary, and one row per node that a lane's pod landed on or a lane's node
+check considered, saying whether the node is real or simulated and how that
+is known.
+
+The order of the checks is the order of trust: a simulated node ends the
+judgement at ``scheduled-only`` whatever its pod says, and ``proved`` needs
+every evidence pattern of the lane's check matched by a line of the log of a
+container on a real node.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+
+from ansible_collections.gpuci.runners.plugins.module_utils.canary_lanes import (
+    KWOK_ANNOTATION,
+    SIMULATED_LABEL,
+    simulation_markers,
+)
+from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
+    ValidationError,
+    check_int,
+    check_str_list,
+    child,
+    item,
+    plain,
+    reject_unknown_keys,
+    require_mapping,
+    type_name,
+)
+
+INPUT_KEYS = frozenset((
+    "lanes", "jobs", "pods", "logs", "nodes", "checks", "context_pattern", "job_prefix", "job_timeout",
+    "checked_at", "now",
+))
+RESULTS = ("proved", "scheduled-only", "failed")
+# How much of a failed container's own output a result quotes.
+OUTPUT_LINES = 20
+MIG_PLACEHOLDER = "@MIG_PROFILE@"
+CONTAINER = "canary"
+SIMULATED_REASON = "simulated node (kwok): containers do not run"
+_TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+
+def canary_verdict(spec, path="verdict"):
+    """Judge every lane; return ``{lanes, nodes, summary, simulated_nodes}``.
+
+    ``spec`` holds ``lanes``, ``jobs``, ``pods``, ``logs``, ``nodes`` (lists
+    as the modules return them; all but ``lanes`` may be missing or empty),
+    ``checks`` (check name -> ``evidence`` patterns and ``proof`` text, the
+    role's ``_gpu_canary_checks``), ``context_pattern`` (log lines worth
+    quoting besides the evidence), ``job_prefix`` (a lane's Job is
+    ``<job_prefix><lane name>``), ``job_timeout`` (seconds, for the reason of
+    an unfinished Job), ``checked_at`` (when the node checks ran: the start
+    of a lane without a Job) and optionally ``now`` (the end of a lane whose
+    Job did not finish; default the current UTC time).
+    """
+    require_mapping(spec, path)
+    reject_unknown_keys(spec, INPUT_KEYS, path)
+    lanes = _objects(spec.get("lanes"), child(path, "lanes"))
+    for index, lane in enumerate(lanes):
+        _check_lane(lane, item(child(path, "lanes"), index))
+    jobs = _objects(spec.get("jobs"), child(path, "jobs"))
+    pods = _objects(spec.get("pods"), child(path, "pods"))
+    logs = _objects(spec.get("logs"), child(path, "logs"))
+    nodes = _objects(spec.get("nodes"), child(path, "nodes"))
+    checks = _checks(spec.get("checks"), lanes, path)
+    context_pattern = _pattern(spec.get("context_pattern") or "", child(path, "context_pattern"))
+    job_prefix = _str(spec, "job_prefix", path, default="")
+    job_timeout = check_int(spec.get("job_timeout"), child(path, "job_timeout"), minimum=1)
+    checked_at = _str(spec, "checked_at", path)
+    now = _str(spec, "now", path, default="") or datetime.datetime.now(datetime.timezone.utc).strftime(_TIME_FORMAT)
+
+    table = node_table(lanes, pods, nodes, job_prefix)
+    simulated = set(row["name"] for row in table if row["simulated"])
+    context = {
+        "jobs": jobs, "pods": pods, "logs": logs, "checks": checks, "context_pattern": context_pattern,
+        "job_prefix": job_prefix, "job_timeout": job_timeout, "checked_at": checked_at, "now": now,
+        "simulated": simulated,
+    }
+    results = [judge_lane(lane, context) for lane in lanes]
+    return {
+        "lanes": results,
+        "nodes": table,
+        "summary": dict((result, sum(1 for r in results if r["result"] == result)) for result in RESULTS),
+        "simulated_nodes": sorted(simulated),
+    }
+
+
+def judge_lane(lane, context):
+    """One lane's result, in the report's shape (see ``canary_verdict`` for ``context``)."""
+    job_name = context["job_prefix"] + lane["name"]
+    job = _first(j for j in context["jobs"] if _meta(j).get("name") == job_name)
+    pod = _first(p for p in context["pods"] if _owned_by(p, job_name))
+    log = _first(entry for entry in context["logs"]
+                 if pod and _meta(entry.get("pod") or {}).get("name") == _meta(pod).get("name"))
+    node = str((pod.get("spec") or {}).get("nodeName") or "")
+    simulated = bool(node) and node in context["simulated"]
+    finish = _finish(job)
+    container = _first(c for c in _status(pod).get("containerStatuses") or [] if c.get("name") == CONTAINER)
+    check = context["checks"][lane["check"]]
+    patterns = [p.replace(MIG_PLACEHOLDER, re.escape(lane.get("mig_profile") or "")) for p in check["evidence"]]
+    log_lines = log.get("log_lines")
+    lines = [str(line) for line in log_lines] if isinstance(log_lines, list) else None
+
+    result, reason = _verdict(lane, job, pod, node, simulated, finish, container, log, lines, patterns, check,
+                              context["job_timeout"])
+    quoted = patterns + ([context["context_pattern"]] if context["context_pattern"] else [])
+    evidence = [line for line in lines or [] if any(re.search(p, line) for p in quoted)]
+    if result == "failed" and node and not simulated and container:
+        # A container on a real node ran and failed: quote what it said.
+        evidence = _output(lines, quoted, container)
+    return {
+        "name": lane["name"],
+        "gpu_class": lane["gpu_class"],
+        "lane": lane["lane"],
+        "request": lane["request_text"],
+        "resource": lane.get("resource"),
+        "count": lane["count"],
+        "mig_profile": lane.get("mig_profile"),
+        "node": node or None,
+        "node_simulated": simulated,
+        "result": result,
+        "reason": reason,
+        "evidence": evidence,
+        "job": job_name if lane["node_check"]["ok"] else None,
+        "serves": {
+            "gitlab_pools": [p["name"] for p in lane.get("gitlab_pools") or []],
+            "arc_scale_sets": [s["name"] for s in lane.get("arc_scale_sets") or []],
+        },
+        "started_at": str(_status(job).get("startTime") or context["checked_at"]),
+        "finished_at": str(_status(job).get("completionTime") or finish.get("lastTransitionTime") or context["now"]),
+    }
+
+
+def _verdict(lane, job, pod, node, simulated, finish, container, log, lines, patterns, check, job_timeout):
+    """(result, reason), checked in the order of trust."""
+    if not lane["node_check"]["ok"]:
+        return "failed", lane["node_check"]["reason"]
+    if not pod:
+        messages = [c.get("message") for c in _status(job).get("conditions") or [] if c.get("message")]
+        return "failed", "canary Job made no pod: %s" % (messages[0] if messages else "none was created")
+    if not node:
+        scheduling = _first(c for c in _status(pod).get("conditions") or [] if c.get("type") == "PodScheduled")
+        return "failed", "no schedulable node: %s" % (scheduling.get("message") or "the pod was not scheduled")
+    if simulated:
+        return "scheduled-only", SIMULATED_REASON
+    if not finish:
+        state = container.get("state") or {}
+        waiting = (state.get("waiting") or {}).get("reason") or _status(pod).get("phase") or "unknown"
+        return "failed", "canary Job did not finish within %ds (container: %s)" % (job_timeout, waiting)
+    if finish["type"] == "Failed":
+        return "failed", "canary checks failed (exit code %s)" % _exit_code(container)
+    if lines is None:
+        return "scheduled-only", "log cannot be read: %s" % (log.get("msg") or "no log")
+    missing = [p for p in patterns if not any(re.search(p, line) for line in lines)]
+    if missing:
+        return "failed", "no GPU evidence in the log (no line matches %s)" % ", ".join(missing)
+    return "proved", check["proof"]
+
+
+def _output(lines, quoted, container):
+    """A failed container's own words: its last lines, and earlier lines that match a pattern.
+
+    Without a readable log, the termination message Kubernetes kept (the
+    container's, or its log's tail with ``FallbackToLogsOnError``) stands in.
+    """
+    if lines is None:
+        message = ((container.get("state") or {}).get("terminated") or {}).get("message") or ""
+        lines = message.splitlines()
+    while lines and not lines[-1].strip():
+        lines = lines[:-1]  # k8s_log splits at every newline, the last one included
+    tail_start = max(len(lines) - OUTPUT_LINES, 0)
+    return [line for index, line in enumerate(lines)
+            if index >= tail_start or any(re.search(p, line) for p in quoted)]
+
+
+def node_table(lanes, pods, nodes, job_prefix):
+    """One row per node a lane's pod landed on or a lane's node check considered, sorted by name.
+
+    A row says whether the node is simulated and how that is known: the
+    node's kwok annotation or simulated label when its Node object was read,
+    else the lanes' node checks (which read the same marks earlier).
+    """
+    by_name = dict((str(_meta(n).get("name", "")), n) for n in nodes)
+    landed, matched, checked_simulated = {}, {}, set()
+    for lane in lanes:
+        node_check = lane["node_check"]
+        for name in node_check.get("matching") or []:
+            matched.setdefault(name, []).append(lane["name"])
+        checked_simulated.update(node_check.get("simulated") or [])
+        job_name = job_prefix + lane["name"]
+        for pod in pods:
+            name = (pod.get("spec") or {}).get("nodeName")
+            if name and _owned_by(pod, job_name):
+                landed.setdefault(str(name), []).append(lane["name"])
+    rows = []
+    for name in sorted(set(landed) | set(matched)):
+        markers = simulation_markers(by_name[name]) if name in by_name else []
+        if markers:
+            simulated, known_by = True, ", ".join(markers)
+        elif name in checked_simulated:
+            simulated, known_by = True, "the node check of its lanes"
+        elif name in by_name:
+            simulated, known_by = False, "neither annotation %s nor label %s=true" % (KWOK_ANNOTATION, SIMULATED_LABEL)
+        else:
+            simulated, known_by = False, "not among the nodes read; no lane's node check marked it simulated"
+        rows.append({
+            "name": name,
+            "simulated": simulated,
+            "known_by": known_by,
+            "landed": sorted(set(landed.get(name, []))),
+            "matched": sorted(set(matched.get(name, []))),
+        })
+    return rows
+
+
+def _finish(job):
+    """With backoffLimit 0 one succeeded or failed pod ends the Job: its Complete or Failed condition."""
+    status = _status(job)
+    kind = "Complete" if status.get("succeeded") else "Failed" if status.get("failed") else ""
+    if not kind:
+        return {}
+    return _first(c for c in status.get("conditions") or [] if c.get("type") == kind) or {"type": kind}
+
+
+def _exit_code(container):
+    terminated = (container.get("state") or {}).get("terminated") or {}
+    code = terminated.get("exitCode")
+    return "none" if code is None else code
+
+
+def _owned_by(pod, job_name):
+    return any(ref.get("name") == job_name for ref in _meta(pod).get("ownerReferences") or [])
+
+
+def _meta(obj):
+    return obj.get("metadata") or {}
+
+
+def _status(obj):
+    return obj.get("status") or {}
+
+
+def _first(values):
+    return next(iter(values), {})
+
+
+def _objects(value, path):
+    """A list of mappings (Kubernetes objects, loop results), as plain copies."""
+    if value is None:
+        return []
+    if not isinstance(value, (list, tuple)):
+        raise ValidationError(path, "must be a list, not %s" % type_name(value))
+    for index, entry in enumerate(value):
+        require_mapping(entry, item(path, index))
+    return plain(list(value))
+
+
+def _check_lane(lane, path):
+    for key in ("name", "gpu_class", "lane", "request_text", "check"):
+        if not isinstance(lane.get(key), str) or not lane[key]:
+            raise ValidationError(child(path, key), "is required (a lane as gpuci.runners.canary_lanes builds it)")
+    check_int(lane.get("count"), child(path, "count"), minimum=0)
+    node_check = lane.get("node_check")
+    if not isinstance(node_check, dict) or not isinstance(node_check.get("ok"), bool):
+        raise ValidationError(child(path, "node_check"),
+                              "is required: canary_lanes adds it when given the cluster's nodes")
+    if not node_check["ok"] and not node_check.get("reason"):
+        raise ValidationError(child(child(path, "node_check"), "reason"), "is required when ok is false")
+
+
+def _checks(value, lanes, path):
+    checks_path = child(path, "checks")
+    checks = plain(require_mapping(value if value is not None else {}, checks_path))
+    for index, lane in enumerate(lanes):
+        if lane["check"] not in checks:
+            raise ValidationError(child(item(child(path, "lanes"), index), "check"),
+                                  "unknown check; known checks: %s" % ", ".join(sorted(checks)), lane["check"])
+    for name in sorted(checks):
+        check_path = child(checks_path, name)
+        check = require_mapping(checks[name], check_path)
+        patterns = check_str_list(check.get("evidence"), child(check_path, "evidence"))
+        if not patterns:
+            raise ValidationError(child(check_path, "evidence"), "needs at least one pattern")
+        for index, pattern in enumerate(patterns):
+            _pattern(pattern.replace(MIG_PLACEHOLDER, ""), item(child(check_path, "evidence"), index))
+        if not isinstance(check.get("proof"), str) or not check["proof"]:
+            raise ValidationError(child(check_path, "proof"), "must be a non-empty string", check.get("proof"))
+    return checks
+
+
+def _pattern(value, path):
+    if not isinstance(value, str):
+        raise ValidationError(path, "must be a regular expression, not %s" % type_name(value), value)
+    try:
+        re.compile(value)
+    except re.error as error:
+        raise ValidationError(path, "is not a regular expression: %s" % error, value)
+    return str(value)
+
+
+def _str(spec, key, path, default=None):
+    value = spec.get(key)
+    if value is None and default is not None:
+        return default
+    if not isinstance(value, str) or (default is None and not value):
+        raise ValidationError(child(path, key), "must be a non-empty string", value)
+    return str(value)
