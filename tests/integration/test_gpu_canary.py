@@ -129,6 +129,11 @@ def test_every_lane_is_scheduled_only_on_its_class_node(converged):
         assert lane["evidence"] == [], name  # no container ran, so nothing is quoted as proof
         assert lane["serves"] == {"gitlab_pools": pools, "arc_scale_sets": scale_sets}, name
     assert report["summary"] == {"proved": 0, "scheduled-only": 4, "failed": 0}
+    nodes = {row["name"]: row for row in report["nodes"]}
+    for name, (node, _pools, _scale_sets) in EXPECTED.items():
+        assert nodes[node]["simulated"] is True, node
+        assert "annotation kwok.x-k8s.io/node" in nodes[node]["known_by"], node
+        assert name in nodes[node]["landed"] and name in nodes[node]["matched"], node
     assert report["cluster"]["simulated"] is True
     assert {expected[0] for expected in EXPECTED.values()} <= set(report["cluster"]["simulated_nodes"])
     assert report["cluster"]["kubernetes_version"].startswith("v1.")
@@ -200,6 +205,11 @@ def test_markdown_renders_the_same_facts(converged):
         served = [f"GitLab {p}" for p in lane["serves"]["gitlab_pools"]] + \
                  [f"ARC {s}" for s in lane["serves"]["arc_scale_sets"]]
         assert row["serves"] == ", ".join(served)
+    node_rows = {row["node"]: row for row in markdown_table(text, "node")}
+    assert set(node_rows) == {node["name"] for node in report["nodes"]}
+    for node in report["nodes"]:
+        assert node_rows[node["name"]]["real or simulated"] == ("simulated" if node["simulated"] else "real")
+        assert node_rows[node["name"]]["how it is known"] == node["known_by"]
     assert f"| Kubernetes | {report['cluster']['kubernetes_version']} |" in text
 
 
@@ -393,7 +403,11 @@ def test_judgement_of_real_nodes_needs_evidence_in_the_log(tmp_path):
                                                  "  MIG 1g.10gb     Device  0: (UUID: MIG-2)"]
     assert "deviceName = AMD Radeon" in results["dri-proved"]["evidence"]
     assert results["cuda-kwok-claims-gpu"]["evidence"] == [GPU_ROW]  # quoted, yet not proof: the node is simulated
+    # A container that failed on a real node is quoted: its output says why.
+    assert results["cuda-exit"]["evidence"] == ["nvidia-smi: not found"]
+    assert results["cuda-silent"]["evidence"] == ["No devices were found"]
     report = {"schema_version": 1, "generated_at": "2026-01-01T00:00:10Z", "namespace": "x", "charts": [], "charts_note": "",
+              "nodes": [],
               "cluster": {"name": "c", "context": "", "kubernetes_version": "v1.34.4", "simulated": True,
                           "simulated_nodes": ["fake-l40s"]},
               "summary": {"proved": 3, "scheduled-only": 2, "failed": 6}, "lanes": list(results.values())}
