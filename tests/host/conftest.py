@@ -34,6 +34,7 @@ ROLE_FILES = (
     "/etc/apt/preferences.d/nvidia-container-toolkit",
     "/etc/docker/daemon.json",
     "/etc/nvidia-container-runtime/config.toml",
+    "/etc/cdi/nvidia.yaml",
 )
 
 os.environ["ANSIBLE_CONFIG"] = str(REPO / "ansible.cfg")

@@ -52,7 +52,7 @@ def build_nvml_standin(out):
     cc = compiler()
     if not cc:
         raise Unavailable("no C compiler (cc/gcc) to build the NVML stand-in from %s" % NVML_SOURCE)
-    proc = subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(out), str(NVML_SOURCE)],
+    proc = subprocess.run([cc, "-shared", "-fPIC", "-O1", "-nostdlib", "-ffreestanding", "-o", str(out), str(NVML_SOURCE)],
                           capture_output=True, text=True, check=False)
     if proc.returncode != 0:  # a compiler that cannot build it is a fault, not a missing tool
         raise RuntimeError("%s failed to build the NVML stand-in: %s" % (cc, proc.stderr.strip()))

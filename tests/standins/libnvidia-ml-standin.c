@@ -11,9 +11,10 @@
  * NVML call is an undefined symbol and ends nvidia-ctk with "symbol lookup
  * error", which a test would show at once.
  *
- * Built by tests/standins/fake_driver.py with `cc -shared -fPIC`.
+ * Built by tests/standins/fake_driver.py with `cc -shared -fPIC -nostdlib`:
+ * no libc calls, so the library loads in any Linux root (a chroot's too)
+ * whatever glibc built it.
  */
-#include <string.h>
 
 typedef int nvmlReturn_t;
 enum { NVML_SUCCESS = 0, NVML_ERROR_INVALID_ARGUMENT = 2, NVML_ERROR_NOT_SUPPORTED = 3 };
@@ -30,10 +31,19 @@ typedef struct {
 
 static void put(char *dst, unsigned size, const char *text)
 {
+    unsigned i = 0;
     if (size == 0)
         return;
-    strncpy(dst, text, size - 1);
-    dst[size - 1] = 0;
+    for (; i + 1 < size && text[i]; i++)
+        dst[i] = text[i];
+    dst[i] = 0;
+}
+
+static void clear(void *p, unsigned size)
+{
+    volatile char *c = p;
+    while (size--)
+        *c++ = 0;
 }
 
 nvmlReturn_t nvmlInit_v2(void) { return NVML_SUCCESS; }
@@ -95,7 +105,7 @@ nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned *current, unsign
 nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
 {
     (void)device;
-    memset(pci, 0, sizeof(*pci));
+    clear(pci, sizeof(*pci));
     put(pci->busIdLegacy, sizeof(pci->busIdLegacy), "0000:1B:00.0");
     put(pci->busId, sizeof(pci->busId), "00000000:1B:00.0");
     pci->bus = 0x1b;
