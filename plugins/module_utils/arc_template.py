@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_classes import merged_classes
-from ansible_collections.gpuci.runners.plugins.module_utils.gpu_request import resolve_gpu_request
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_request import cuda_runtime_class, resolve_gpu_request
 from ansible_collections.gpuci.runners.plugins.module_utils.pod_patch import container_patch, placement, pod_volumes
 from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import ARC_SCALE_SET_KEYS, ARC_SECRET_KEYS
 from ansible_collections.gpuci.runners.plugins.module_utils.rendering import to_yaml
@@ -54,14 +54,20 @@ WORK_VOLUME_CLAIM_KEYS = frozenset(("storage_class", "size", "access_modes"))
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,43}[a-z0-9])?$")
 
 
-def arc_runner_template(scale_set, gpu_classes=None, path="scale_set"):
-    """Return ``{"template": ..., "hook_template": None | {...}}`` (see docs/filters.md)."""
+def arc_runner_template(scale_set, gpu_classes=None, path="scale_set", runtime_class=None):
+    """Return ``{"template": ..., "hook_template": None | {...}}`` (see docs/filters.md).
+
+    ``runtime_class`` is the RuntimeClass of cuda GPU pods whose scale set
+    names none (None: the GPU Operator's default, ``""``: none).
+    """
     require_mapping(scale_set, path)
     reject_unknown_keys(scale_set, ARC_SCALE_SET_KEYS, path)
     name = _check_name(scale_set, path)
     _check_caller_keys(scale_set, path)
     mode = optional_choice(scale_set, "container_mode", path, CONTAINER_MODES, "none")
-    request = resolve_gpu_request(scale_set, merged_classes(gpu_classes), path)
+    request = resolve_gpu_request(
+        scale_set, merged_classes(gpu_classes), path, cuda_runtime_class(runtime_class, "runtime_class")
+    )
     runner = {
         "name": RUNNER_CONTAINER,
         "image": optional_str(scale_set, "runner_image", path, default=DEFAULT_RUNNER_IMAGE),

@@ -18,7 +18,7 @@ import hashlib
 import re
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_classes import merged_classes
-from ansible_collections.gpuci.runners.plugins.module_utils.gpu_request import resolve_gpu_request
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_request import cuda_runtime_class, resolve_gpu_request
 from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import (
     ARC_SCALE_SET_KEYS,
     GITLAB_POOL_KEYS,
@@ -38,7 +38,9 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     type_name,
 )
 
-INPUT_KEYS = frozenset(("gitlab_pools", "arc_scale_sets", "nodes", "runtime_classes"))
+INPUT_KEYS = frozenset(
+    ("gitlab_pools", "arc_scale_sets", "gitlab_runtime_class", "arc_runtime_class", "nodes", "runtime_classes")
+)
 STATES = ("present", "absent")
 CONTAINER_MODES = ("none", "dind", "kubernetes")
 
@@ -55,16 +57,18 @@ def canary_lanes(spec, gpu_classes=None, path="canary"):
     """Return one lane per distinct GPU request of the pools and scale sets.
 
     ``spec`` holds ``gitlab_pools`` and ``arc_scale_sets`` (as the runner
-    roles take them) and, optionally, ``nodes`` (Node objects as the API
-    returns them) and ``runtime_classes`` (names). With ``nodes`` every lane
-    carries ``node_check``.
+    roles take them), the RuntimeClass each role gives cuda lanes that name
+    none (``gitlab_runtime_class``, ``arc_runtime_class``: None for the
+    default, ``""`` for none) and, optionally, ``nodes`` (Node objects as
+    the API returns them) and ``runtime_classes`` (names). With ``nodes``
+    every lane carries ``node_check``.
     """
     require_mapping(spec, path)
     reject_unknown_keys(spec, INPUT_KEYS, path)
     classes = merged_classes(gpu_classes)
     lanes = {}
     for consumer in _consumers(spec, path):
-        request = resolve_gpu_request(consumer["gpu"], classes, consumer["path"])
+        request = resolve_gpu_request(consumer["gpu"], classes, consumer["path"], consumer["runtime_class"])
         key = _lane_key(consumer["gpu"], request)
         lane = lanes.get(key)
         if lane is None:
@@ -96,16 +100,18 @@ def _arc_entry(scale_set, path):
     }
 
 
-# Input list -> (accepted keys, the fields the canary keeps of an entry).
+# Input list -> (accepted keys, the fields the canary keeps of an entry,
+# the input key of the runtime class its role gives cuda lanes).
 _CONSUMER_KINDS = (
-    ("gitlab_pools", GITLAB_POOL_KEYS, _gitlab_entry),
-    ("arc_scale_sets", ARC_SCALE_SET_KEYS, _arc_entry),
+    ("gitlab_pools", GITLAB_POOL_KEYS, _gitlab_entry, "gitlab_runtime_class"),
+    ("arc_scale_sets", ARC_SCALE_SET_KEYS, _arc_entry, "arc_runtime_class"),
 )
 
 
 def _consumers(spec, path):
     """Yield each present GPU pool and scale set with the fields the canary keeps."""
-    for kind, keys, entry_of in _CONSUMER_KINDS:
+    for kind, keys, entry_of, runtime_class_key in _CONSUMER_KINDS:
+        runtime_class = cuda_runtime_class(spec.get(runtime_class_key), child(path, runtime_class_key))
         list_path = child(path, kind)
         for index, consumer in enumerate(_check_list(spec.get(kind), list_path)):
             entry_path = item(list_path, index)
@@ -113,7 +119,8 @@ def _consumers(spec, path):
             reject_unknown_keys(consumer, keys, entry_path)
             if not _wanted(consumer, entry_path):
                 continue
-            yield {"kind": kind, "path": entry_path, "gpu": _gpu_keys(consumer), "entry": entry_of(consumer, entry_path)}
+            yield {"kind": kind, "path": entry_path, "gpu": _gpu_keys(consumer), "entry": entry_of(consumer, entry_path),
+                   "runtime_class": runtime_class}
 
 
 def _wanted(entry, path):
@@ -161,8 +168,10 @@ def _new_lane(gpu, request):
         "check": check,
         "node_selector": dict(request.node_selector),
         "runtime_class": request.runtime_class,
-        # What gpu_pod_patch takes: the GPU keys of the first pool that asked.
-        "pod_request": dict(gpu),
+        # What gpu_pod_patch takes: the GPU keys of the first pool that asked,
+        # with the runtime class resolved as its role did ("" for none), so
+        # the canary's pod runs where and how that pool's job pods run.
+        "pod_request": dict(gpu, runtime_class=request.runtime_class or ""),
         "gitlab_pools": [],
         "arc_scale_sets": [],
     }

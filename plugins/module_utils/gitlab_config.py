@@ -21,7 +21,7 @@ helper and services), so it would make the whole job pod privileged.
 from __future__ import annotations
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_classes import merged_classes
-from ansible_collections.gpuci.runners.plugins.module_utils.gpu_request import resolve_gpu_request
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_request import cuda_runtime_class, resolve_gpu_request
 from ansible_collections.gpuci.runners.plugins.module_utils.pod_patch import container_patch, pod_volumes
 from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import GITLAB_POOL_KEYS, GITLAB_SECRET_KEYS
 from ansible_collections.gpuci.runners.plugins.module_utils.rendering import to_json, to_toml
@@ -59,17 +59,23 @@ _NATIVE_STRINGS = ("helper_image", "service_account")
 _NATIVE_QUANTITIES = ("cpu_request", "cpu_limit", "memory_request", "memory_limit")
 
 
-def gitlab_runner_config(pool, gpu_classes=None, path="pool"):
-    """Return config.toml text for one runner pool (see docs/filters.md)."""
-    return to_toml(gitlab_runner_document(pool, gpu_classes, path))
+def gitlab_runner_config(pool, gpu_classes=None, path="pool", runtime_class=None):
+    """Return config.toml text for one runner pool (see docs/filters.md).
+
+    ``runtime_class`` is the RuntimeClass of cuda job pods whose pool names
+    none (None: the GPU Operator's default, ``""``: none).
+    """
+    return to_toml(gitlab_runner_document(pool, gpu_classes, path, runtime_class))
 
 
-def gitlab_runner_document(pool, gpu_classes=None, path="pool"):
+def gitlab_runner_document(pool, gpu_classes=None, path="pool", runtime_class=None):
     """The same configuration as data: ``{"runners": [runner_table]}``."""
     require_mapping(pool, path)
     reject_unknown_keys(pool, GITLAB_POOL_KEYS, path)
     _check_caller_keys(pool, path)
-    request = resolve_gpu_request(pool, merged_classes(gpu_classes), path)
+    request = resolve_gpu_request(
+        pool, merged_classes(gpu_classes), path, cuda_runtime_class(runtime_class, "runtime_class")
+    )
 
     runner = {
         "name": required_str(pool, "name", path),

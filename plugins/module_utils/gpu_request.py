@@ -21,8 +21,11 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     optional_int,
     optional_str,
     optional_str_map,
+    type_name,
 )
 
+# The RuntimeClass the GPU Operator creates unless told otherwise
+# (gpu_operator_runtime_class); cuda lanes use it when nobody names one.
 DEFAULT_RUNTIME_CLASS = "nvidia"
 
 GpuRequest = namedtuple(
@@ -40,30 +43,49 @@ GpuRequest = namedtuple(
 )
 
 
-def resolve_gpu_request(pool, classes, path):
+def cuda_runtime_class(value, path):
+    """Check a builder's ``runtime_class`` argument: the RuntimeClass of cuda lanes whose pool names none.
+
+    None means DEFAULT_RUNTIME_CLASS; ``""`` means no runtime class (a node
+    whose default runtime is already NVIDIA's).
+    """
+    if value is None:
+        return DEFAULT_RUNTIME_CLASS
+    if not isinstance(value, str):
+        raise ValidationError(path, 'must be a string ("" for none), not %s' % type_name(value), value)
+    return str(value)
+
+
+def resolve_gpu_request(pool, classes, path, runtime_class=DEFAULT_RUNTIME_CLASS):
     """Check the GPU keys of ``pool`` against the catalogue ``classes``.
 
     ``pool`` must already be known to be a mapping whose keys the caller has
     vetted. A pool without ``gpu_class`` is a CPU pool: it may still carry a
     node selector, tolerations, a runtime class and ``privileged``.
+    ``runtime_class`` (checked with cuda_runtime_class) applies to cuda lanes
+    whose pool names no ``runtime_class`` of its own.
     """
     pool_selector = optional_str_map(pool, "node_selector", path)
     pool_tolerations = check_tolerations(pool.get("tolerations"), child(path, "tolerations"))
     privileged = optional_bool(pool, "privileged", path)
-    runtime_class = optional_str(pool, "runtime_class", path, allow_empty=True)
+    pool_runtime_class = optional_str(pool, "runtime_class", path, allow_empty=True)
 
     if pool.get("gpu_class") is None:
         for key in ("gpus", "mig_profile", "lane"):
             if pool.get(key) is not None:
                 raise ValidationError(child(path, key), "needs gpu_class (a pool without gpu_class is a CPU pool)", pool[key])
-        return GpuRequest(None, None, None, 0, pool_selector, pool_tolerations, runtime_class or None, privileged)
+        return GpuRequest(None, None, None, 0, pool_selector, pool_tolerations, pool_runtime_class or None, privileged)
 
     class_name = pool["gpu_class"]
     gpu_class = get_class(classes, class_name, child(path, "gpu_class"))
     lane = _resolve_lane(pool, gpu_class, path)
     resource, count = _resolve_resource(pool, gpu_class, lane, path)
-    if runtime_class is None and lane == "cuda":
-        runtime_class = DEFAULT_RUNTIME_CLASS
+    if pool_runtime_class is not None:
+        lane_runtime_class = pool_runtime_class
+    elif lane == "cuda":
+        lane_runtime_class = runtime_class
+    else:
+        lane_runtime_class = None  # the dri lane needs no GPU runtime unless the pool names one
     node_selector = dict(gpu_class["node_selector"])
     node_selector.update(pool_selector)
     return GpuRequest(
@@ -73,7 +95,7 @@ def resolve_gpu_request(pool, classes, path):
         count,
         node_selector,
         merge_tolerations(gpu_class["tolerations"], pool_tolerations),
-        runtime_class or None,
+        lane_runtime_class or None,
         privileged,
     )
 

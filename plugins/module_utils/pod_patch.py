@@ -12,7 +12,7 @@ mode the GPU belongs to the job pod, not the runner pod.
 from __future__ import annotations
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_classes import merged_classes
-from ansible_collections.gpuci.runners.plugins.module_utils.gpu_request import resolve_gpu_request
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_request import cuda_runtime_class, resolve_gpu_request
 from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import (
     POD_PATCH_KEYS,
     POOL_KEYS_OWNED_BY_CALLERS,
@@ -29,14 +29,20 @@ DRI_VOLUME = {"name": "dev-dri", "hostPath": {"path": "/dev/dri", "type": "Direc
 DRI_MOUNT = {"name": "dev-dri", "mountPath": "/dev/dri"}
 
 
-def gpu_pod_patch(pool, gpu_classes=None, path="pool"):
-    """Return the strategic-merge PodSpec patch for ``pool`` (see docs/filters.md)."""
+def gpu_pod_patch(pool, gpu_classes=None, path="pool", runtime_class=None):
+    """Return the strategic-merge PodSpec patch for ``pool`` (see docs/filters.md).
+
+    ``runtime_class`` is the RuntimeClass of the cuda lane when the pool names
+    none (None: the GPU Operator's default, ``""``: none).
+    """
     require_mapping(pool, path)
     reject_unknown_keys(pool, POD_PATCH_KEYS | POOL_KEYS_OWNED_BY_CALLERS, path)
     if pool.get("gpu_class") is None:
         raise ValidationError(path + ".gpu_class", "is required")
     container = optional_str(pool, "container", path, default=DEFAULT_CONTAINER)
-    request = resolve_gpu_request(pool, merged_classes(gpu_classes), path)
+    request = resolve_gpu_request(
+        pool, merged_classes(gpu_classes), path, cuda_runtime_class(runtime_class, "runtime_class")
+    )
     return build_pod_patch(request, container)
 
 

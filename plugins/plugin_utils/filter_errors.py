@@ -14,12 +14,15 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import Va
 
 
 def as_filter(filter_name, builder):
-    """Wrap ``builder(value, gpu_classes=None)``; errors name the filter, field and value."""
+    """Wrap ``builder(value, gpu_classes=None, **options)``; errors name the filter, field and value.
+
+    Keyword options (such as ``runtime_class``) go to the builder as they are.
+    """
 
     @functools.wraps(builder)
-    def run(value, gpu_classes=None):
+    def run(value, gpu_classes=None, **options):
         try:
-            return builder(value, gpu_classes)
+            return builder(value, gpu_classes, **options)
         except (ValidationError, MissingLibraryError) as error:
             raise AnsibleFilterError("gpuci.runners.%s: %s" % (filter_name, error))
 

@@ -95,6 +95,21 @@ def test_kubernetes_mode_gives_the_gpu_to_the_job_pod():
     assert "runtimeClassName" not in spec
 
 
+@pytest.mark.parametrize("runtime_class, expected", [(None, "nvidia"), ("nvidia-cdi", "nvidia-cdi"), ("", None)])
+def test_runtime_class_argument_reaches_runtime_class_name(runtime_class, expected):
+    spec = arc_runner_template({"name": "x", "gpu_class": "a10"}, runtime_class=runtime_class)["template"]["spec"]
+    assert spec.get("runtimeClassName") == expected
+    hook = arc_runner_template({"name": "x", "gpu_class": "a10", "container_mode": "kubernetes"},
+                               runtime_class=runtime_class)["hook_template"]
+    job_pod = yaml.safe_load(hook["data"]["job-template.yaml"])
+    assert job_pod["spec"].get("runtimeClassName") == expected
+
+
+def test_scale_set_runtime_class_wins_over_the_argument():
+    spec = arc_runner_template({"name": "x", "gpu_class": "a10", "runtime_class": "mine"}, runtime_class="nvidia-cdi")
+    assert spec["template"]["spec"]["runtimeClassName"] == "mine"
+
+
 def test_kubernetes_mode_dri_mounts_into_the_job_container():
     result = arc_runner_template(GOLDEN_SCALE_SETS["dri-kubernetes"])
     job_pod = yaml.safe_load(result["hook_template"]["data"]["job-template.yaml"])

@@ -82,6 +82,33 @@ def test_pod_request_gives_the_runner_roles_patch():
         {"gpu_class": "a100", "mig_profile": "1g.10gb", "container": "canary"})
 
 
+def test_runtime_class_of_each_role_reaches_the_canary_pod_patch():
+    """The canary pod must run as the runners' job pods do, whatever RuntimeClass the GPU Operator made."""
+    result = by_name(lanes(gitlab_runtime_class="nvidia-cdi", arc_runtime_class="nvidia-arc"))
+    # Same request, different runtime classes: the GitLab pools and the scale set are separate lanes now.
+    gitlab, arc = result["l40s-cuda-1gpu"], result["l40s-cuda-1gpu-2"]
+    assert ([p["name"] for p in gitlab["gitlab_pools"]], gitlab["arc_scale_sets"]) == (["l40s", "l40s-big"], [])
+    assert [s["name"] for s in arc["arc_scale_sets"]] == ["arc-l40s"]
+    for lane, wanted in ((gitlab, "nvidia-cdi"), (arc, "nvidia-arc")):
+        assert lane["runtime_class"] == wanted
+        patch = gpu_pod_patch(dict(lane["pod_request"], container="canary"))
+        assert patch["runtimeClassName"] == wanted
+    assert "runtimeClassName" not in gpu_pod_patch(dict(result["dri-dri"]["pod_request"], container="canary"))
+
+
+def test_no_runtime_class_for_a_role_reaches_the_canary_pod_patch():
+    lane = by_name(lanes(gitlab_runtime_class="", arc_runtime_class=""))["l40s-cuda-1gpu"]
+    assert lane["runtime_class"] is None
+    assert "runtimeClassName" not in gpu_pod_patch(dict(lane["pod_request"], container="canary"))
+
+
+def test_node_check_wants_the_roles_runtime_class():
+    result = by_name(lanes(gitlab_runtime_class="nvidia-cdi", arc_runtime_class="nvidia-cdi",
+                           nodes=[L40S_NODE], runtime_classes=["nvidia"]))
+    assert result["l40s-cuda-1gpu"]["node_check"]["reason"] == (
+        "RuntimeClass nvidia-cdi does not exist (the GPU Operator's toolkit creates it)")
+
+
 def test_no_secret_reaches_a_lane_and_inputs_are_untouched():
     pools, scale_sets = copy.deepcopy(POOLS), copy.deepcopy(SCALE_SETS)
     result = canary_lanes({"gitlab_pools": pools, "arc_scale_sets": scale_sets, "nodes": [L40S_NODE]})
@@ -147,6 +174,7 @@ def test_long_names_stay_dns_labels():
     ({"arc_scale_sets": {"name": "x"}}, "canary.arc_scale_sets: must be a list"),
     ({"pools": []}, "canary.pools: unknown key"),
     ({"gitlab_pools": [], "runtime_classes": "nvidia", "nodes": []}, "canary.runtime_classes: must be a list of names"),
+    ({"gitlab_pools": [], "arc_runtime_class": 1}, "canary.arc_runtime_class: must be a string"),
 ])
 def test_bad_input_names_the_field(spec, message):
     with pytest.raises(ValidationError) as error:

@@ -55,6 +55,17 @@ def test_gpu_classes_is_positional_and_keyword():
     assert gpu_pod_patch({"gpu_class": "l4"}, classes) == gpu_pod_patch({"gpu_class": "l4"}, gpu_classes=classes)
 
 
+@pytest.mark.parametrize("name, value", [
+    ("gpu_pod_patch", {"gpu_class": "l40s"}),
+    ("gitlab_runner_config", {"name": "x", "gpu_class": "l40s"}),
+    ("arc_runner_template", {"name": "x", "gpu_class": "l40s"}),
+])
+def test_runtime_class_is_a_keyword_option(name, value):
+    assert "nvidia-cdi" in json.dumps(load(name)(value, runtime_class="nvidia-cdi"))
+    with pytest.raises(AnsibleFilterError, match=r"gpuci.runners.%s: runtime_class: must be a string" % name):
+        load(name)(value, runtime_class=5)
+
+
 def test_bad_gpu_classes_argument_is_reported():
     with pytest.raises(AnsibleFilterError, match=r"gpuci.runners.gpu_pod_patch: gpu_classes\.l40s\.vram: unknown key"):
         load("gpu_pod_patch")({"gpu_class": "l40s"}, {"l40s": {"vram": 48}})

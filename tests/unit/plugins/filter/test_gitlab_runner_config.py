@@ -183,6 +183,29 @@ def test_extra_config_may_scope_privilege_to_services():
     assert "privileged" not in kubernetes
 
 
+@pytest.mark.parametrize("runtime_class, expected", [(None, "nvidia"), ("nvidia-cdi", "nvidia-cdi"), ("", None)])
+def test_runtime_class_argument_reaches_runtime_class_name(runtime_class, expected):
+    """The role passes gpu_operator_runtime_class: the GPU Operator may have made another RuntimeClass."""
+    kubernetes = tomllib.loads(gitlab_runner_config({"name": "x", "gpu_class": "l40s"}, runtime_class=runtime_class))[
+        "runners"][0]["kubernetes"]
+    assert kubernetes.get("runtime_class_name") == expected
+
+
+def test_pool_runtime_class_wins_and_other_lanes_ignore_the_argument():
+    assert render_with({"name": "x", "gpu_class": "l40s", "runtime_class": "mine"}).get("runtime_class_name") == "mine"
+    assert "runtime_class_name" not in render_with({"name": "x", "gpu_class": "dri"})
+    assert "runtime_class_name" not in render_with({"name": "x"})
+
+
+def render_with(pool):
+    return tomllib.loads(gitlab_runner_config(pool, runtime_class="nvidia-cdi"))["runners"][0]["kubernetes"]
+
+
+def test_bad_runtime_class_argument():
+    with pytest.raises(ValidationError, match=r"^runtime_class: must be a string .*\(got \['nvidia'\]\)"):
+        gitlab_runner_config({"name": "x", "gpu_class": "l40s"}, runtime_class=["nvidia"])
+
+
 def test_rendering_is_deterministic_and_input_untouched():
     pool = copy.deepcopy(GOLDEN_POOLS["cpu"])
     reordered = dict(reversed(list(pool.items())))

@@ -164,3 +164,14 @@ def test_bad_pool(pool, expected):
 def test_bad_gpu_classes_argument():
     with pytest.raises(ValidationError, match=r"gpu_classes\.l40s\.lanes\[0\]: unknown lane.*'opengl'"):
         gpu_pod_patch({"gpu_class": "l40s"}, {"l40s": {"lanes": ["opengl"]}})
+
+
+@pytest.mark.parametrize("runtime_class, expected", [(None, "nvidia"), ("nvidia-cdi", "nvidia-cdi"), ("", None)])
+def test_runtime_class_argument_is_the_cuda_default(runtime_class, expected):
+    assert gpu_pod_patch({"gpu_class": "l40s"}, runtime_class=runtime_class).get("runtimeClassName") == expected
+    assert "runtimeClassName" not in gpu_pod_patch({"gpu_class": "dri"}, runtime_class=runtime_class)
+
+
+def test_bad_runtime_class_argument_names_it():
+    with pytest.raises(ValidationError, match="^runtime_class: must be a string"):
+        gpu_pod_patch({"gpu_class": "l40s"}, runtime_class=5)

@@ -1,13 +1,19 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The gitlab_runner role's Helm values, as Ansible renders them from the role's
-own defaults and vars (no cluster), and what the real gitlab-runner chart makes
-of them under `helm template`.
+"""Role variables as Ansible renders them from the roles' own defaults and vars
+(no cluster): the gitlab_runner role's Helm values, and what the real
+gitlab-runner chart makes of them under `helm template`; the runtime class
+each role gives cuda job pods.
 
 The chart's register script passes `--name` to `gitlab-runner register` only
 when the value runners.name is set. Without it the runner starts from the
 manager pod's hostname, and register's merge of config.toml keeps a value
 already set, so the name in config.toml never reaches GitLab.
+
+The runner roles and the canary take the GPU Operator's RuntimeClass
+(gpu_operator_runtime_class) from the inventory; when nobody sets it, the
+builders' default (DEFAULT_RUNTIME_CLASS) applies, which is also the
+gpu_operator role's own default.
 """
 from __future__ import annotations
 
@@ -24,42 +30,60 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
-ROLE = REPO / "roles" / "gitlab_runner"
+ROLES = REPO / "roles"
+ROLE = ROLES / "gitlab_runner"
 POOLS = [
     {"name": "l40s", "gpu_class": "l40s", "gpus": 1, "token": "glrt-values-test-l40s"},
     {"name": "cpu-small", "cpu_request": "1", "token": "glrt-values-test-cpu"},
 ]
 
-# The role's defaults and vars, loaded as the role loads them, and its
-# per-pool values variable rendered for every present pool.
+# What the inventory says about the GPU Operator's RuntimeClass, per scenario.
+SCENARIOS = {
+    "unset": {},
+    "custom": {"gpu_operator_runtime_class": "nvidia-cdi"},
+    "none": {"gpu_operator_runtime_class": ""},
+}
+
+# One play per scenario: the roles' defaults and vars loaded as the roles
+# load them, the gitlab_runner values rendered for every present pool, and
+# each role's runtime class variable.
 PLAY = textwrap.dedent("""\
-    - name: Render the gitlab_runner role's chart values
+    - name: Render the roles' variables ({scenario})
       hosts: localhost
       gather_facts: false
+      vars: {play_vars}
       vars_files:
-        - "{{ role_dir }}/defaults/main.yml"
-        - "{{ role_dir }}/vars/main.yml"
+        - "{{{{ roles_dir }}}}/gitlab_runner/defaults/main.yml"
+        - "{{{{ roles_dir }}}}/gitlab_runner/vars/main.yml"
+        - "{{{{ roles_dir }}}}/arc_runners/defaults/main.yml"
+        - "{{{{ roles_dir }}}}/gpu_canary/defaults/main.yml"
       tasks:
         - name: Render each present pool's values
           ansible.builtin.set_fact:
-            rendered: "{{ rendered | default({}) | combine({_gitlab_runner_pool.name: _gitlab_runner_release_values}) }}"
-          loop: "{{ _gitlab_runner_present_pools }}"
+            rendered: "{{{{ rendered | default({{}}) | combine({{_gitlab_runner_pool.name: _gitlab_runner_release_values}}) }}}}"
+          loop: "{{{{ _gitlab_runner_present_pools }}}}"
           loop_control:
             loop_var: _gitlab_runner_pool
         - name: Write them
           ansible.builtin.copy:
-            content: "{{ rendered | to_json }}"
-            dest: "{{ out }}"
+            content: >-
+              {{{{ {{'values': rendered,
+                   'runtime_classes': {{'gitlab_runner': gitlab_runner_runtime_class,
+                                       'arc_runners': arc_runners_runtime_class,
+                                       'gpu_canary_gitlab': gpu_canary_gitlab_runtime_class,
+                                       'gpu_canary_arc': gpu_canary_arc_runtime_class}}}} | to_json }}}}
+            dest: "{{{{ out_dir }}}}/{scenario}.json"
             mode: "0644"
     """)
 
 
 @pytest.fixture(scope="module")
-def role_values(tmp_path_factory) -> dict:
-    """{pool name: the chart values the role would install}."""
-    work = tmp_path_factory.mktemp("gitlab-runner-values")
-    (work / "play.yml").write_text(PLAY)
-    extra = {"role_dir": str(ROLE), "out": str(work / "values.json"), "gitlab_runner_pools": POOLS,
+def rendered(tmp_path_factory) -> dict:
+    """{scenario: {"values": {pool name: chart values}, "runtime_classes": {role: value}}}."""
+    work = tmp_path_factory.mktemp("role-values")
+    (work / "play.yml").write_text("".join(PLAY.format(scenario=name, play_vars=json.dumps(play_vars))
+                                           for name, play_vars in SCENARIOS.items()))
+    extra = {"roles_dir": str(ROLES), "out_dir": str(work), "gitlab_runner_pools": POOLS,
              "ansible_python_interpreter": sys.executable}
     (work / "vars.json").write_text(json.dumps(extra))
     # An explicit inventory, so that ansible.cfg's (the testbed's, with its pools) stays out.
@@ -68,7 +92,13 @@ def role_values(tmp_path_factory) -> dict:
     env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_NOCOLOR="1")
     proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, check=False, timeout=300)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    return json.loads((work / "values.json").read_text())
+    return {name: json.loads((work / f"{name}.json").read_text()) for name in SCENARIOS}
+
+
+@pytest.fixture(scope="module")
+def role_values(rendered) -> dict:
+    """{pool name: the chart values the gitlab_runner role would install}, no runtime class set anywhere."""
+    return rendered["unset"]["values"]
 
 
 def test_values_name_the_runner_after_its_pool(role_values):
@@ -117,3 +147,31 @@ def test_chart_registers_the_runner_under_the_pool_name(role_values, tmp_path):
     # The upstream fact this relies on: without runners.name the chart passes no --name at all.
     unnamed = dict(values, runners={k: v for k, v in values["runners"].items() if k != "name"})
     assert "--name" not in _register_script(helm, unnamed, "gitlab-runner-unnamed", tmp_path)
+
+
+def _runtime_class_name(values: dict) -> str | None:
+    return tomllib.loads(values["runners"]["config"])["runners"][0]["kubernetes"].get("runtime_class_name")
+
+
+@pytest.mark.parametrize("scenario, expected", [("unset", "nvidia"), ("custom", "nvidia-cdi"), ("none", None)])
+def test_gpu_operator_runtime_class_reaches_config_toml(rendered, scenario, expected):
+    values = rendered[scenario]["values"]
+    assert _runtime_class_name(values["l40s"]) == expected
+    assert _runtime_class_name(values["cpu-small"]) is None  # CPU pools need no GPU runtime
+
+
+@pytest.mark.parametrize("scenario, expected", [("unset", None), ("custom", "nvidia-cdi"), ("none", "")])
+def test_every_role_reads_the_gpu_operator_runtime_class(rendered, scenario, expected):
+    """None hands the choice to the builders' default; "" means no runtime class."""
+    assert rendered[scenario]["runtime_classes"] == dict.fromkeys(
+        ("gitlab_runner", "arc_runners", "gpu_canary_gitlab", "gpu_canary_arc"), expected)
+
+
+def test_unset_runtime_class_is_the_gpu_operator_default():
+    """With nothing in the inventory the runners' default and the operator's RuntimeClass must agree."""
+    if str(REPO / ".collections") not in sys.path:
+        sys.path.insert(0, str(REPO / ".collections"))
+    from ansible_collections.gpuci.runners.plugins.module_utils.gpu_request import DEFAULT_RUNTIME_CLASS
+
+    operator = yaml.safe_load((ROLES / "gpu_operator" / "defaults" / "main.yml").read_text())
+    assert operator["gpu_operator_runtime_class"] == DEFAULT_RUNTIME_CLASS
