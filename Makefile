@@ -35,6 +35,7 @@ venv: $(BIN)/.installed .collections/ansible_collections/gpuci/runners
 
 build-testbed:
 	bash tools/testbed/build.sh
+	bash tools/testbed/build-images.sh
 
 testbed-up: venv build-testbed
 	$(TESTBED) up

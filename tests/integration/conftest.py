@@ -35,6 +35,7 @@ def testbed():
     if missing:
         pytest.skip(missing)
     subprocess.run(["bash", str(TESTBED / "build.sh")], check=True)
+    subprocess.run(["bash", str(TESTBED / "build-images.sh")], check=True)
     status = subprocess.run([sys.executable, str(TESTBED / "testbed.py"), "status"], capture_output=True, check=False)
     started_here = status.returncode != 0
     if started_here:
