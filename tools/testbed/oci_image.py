@@ -65,6 +65,15 @@ def _digest(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
+def _with_default_path(env) -> list[str]:
+    """The image's environment: a default PATH unless one of `env` sets PATH
+    (a duplicate key would leave the process with the first one)."""
+    env = list(env)
+    if any(item.startswith("PATH=") for item in env):
+        return env
+    return ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", *env]
+
+
 def build(ref: str, layers: list[bytes], *, entrypoint=None, cmd=None, env=(), workdir="", user="",
           labels=None) -> dict[str, bytes]:
     """Return the archive's members: path -> content."""
@@ -80,7 +89,7 @@ def build(ref: str, layers: list[bytes], *, entrypoint=None, cmd=None, env=(), w
         "architecture": "amd64", "os": "linux",
         "config": {key: value for key, value in {
             "Entrypoint": entrypoint, "Cmd": cmd, "WorkingDir": workdir or None, "User": user or None,
-            "Env": ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", *env],
+            "Env": _with_default_path(env),
             "Labels": labels or None}.items() if value is not None},
         "rootfs": {"type": "layers", "diff_ids": diff_ids},
         "history": [{"created_by": "gpuci.runners tools/testbed/oci_image.py"}],

@@ -52,3 +52,15 @@ def test_same_inputs_same_archive_other_inputs_other_digest(tmp_path):
     assert first == second
     changed = _archive(tmp_path, "three.tar", content=b"other")
     assert changed["index.json"] != first["index.json"]
+
+
+def test_an_env_path_replaces_the_default_path():
+    # Two PATH entries would leave the process with the first (the default) one.
+    def env_of(members):
+        digest = json.loads(members["index.json"])["manifests"][0]["digest"].split(":")[1]
+        manifest = json.loads(members["blobs/sha256/" + digest])
+        return json.loads(members["blobs/sha256/" + manifest["config"]["digest"].split(":")[1]])["config"]["Env"]
+
+    assert env_of(oci_image.build("r:1", [b""], env=["A=1"])) == [
+        "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "A=1"]
+    assert env_of(oci_image.build("r:1", [b""], env=["PATH=/bin:/busybox", "A=1"])) == ["PATH=/bin:/busybox", "A=1"]

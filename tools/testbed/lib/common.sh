@@ -7,6 +7,7 @@ source "$testbed_dir/versions.env"
 # shellcheck source=../upstream.env
 source "$testbed_dir/upstream.env"
 cache=${GPUCI_TESTBED_CACHE:-$HOME/.cache/gpuci-testbed}
+# shellcheck disable=SC2034  # used by the scripts that source this file
 images_dir=$cache/images
 export GOFLAGS="${GOFLAGS:--buildvcs=false} -trimpath"
 export CGO_ENABLED=${CGO_ENABLED:-0}
@@ -28,11 +29,15 @@ with_progress() {
 
 have() { local dir=$1; shift; for b in "$@"; do [ -x "$dir/bin/$b" ] || return 1; done; }
 
-# upstream_source NAME REPO TAG COMMIT: print a folder holding the repository's
-# tree at TAG, exported once from its snapshot into the cache. Exit 3, saying
-# how to get the snapshot, when neither the export nor the snapshot is here.
+# upstream_source NAME REPO TAG COMMIT [EXCLUDE...]: print a folder holding the
+# repository's tree at TAG, exported once from its snapshot into the cache.
+# Each EXCLUDE is a top-level path left out of the export (a snapshot may lack
+# blobs there, e.g. k8s-device-plugin's tests/vendor). Exit 3, saying how to
+# get the snapshot, when neither the export nor the snapshot is here.
 upstream_source() {
-  local name=$1 repo=$2 tag=$3 commit=$4
+  local name=$1 repo=$2 tag=$3 commit=$4; shift 4
+  local pathspec=(.) x
+  for x in "$@"; do pathspec+=(":(exclude)$x"); done
   local dest=$cache/src/$name-$tag
   if [ -f "$dest/.gpuci-commit" ]; then echo "$dest"; return; fi
   local git_dir=${GPUCI_MIRROR_DIR:-/work/.mirror}/${repo/\//+}/repo
@@ -49,8 +54,10 @@ upstream_source() {
     exit 3
   fi
   log "exporting $repo $tag ($commit) into $dest"
+  # git may still name missing objects under an excluded path; they are not needed.
+  [ $# -eq 0 ] || log "leaving out: $*"
   rm -rf "$dest.partial"; mkdir -p "$dest.partial"
-  git --git-dir="$git_dir" archive "$commit" | tar -x -C "$dest.partial"
+  git --git-dir="$git_dir" archive "$commit" -- "${pathspec[@]}" | tar -x -C "$dest.partial"
   echo "$commit" > "$dest.partial/.gpuci-commit"
   rm -rf "$dest"; mv "$dest.partial" "$dest"
   echo "$dest"

@@ -1,0 +1,236 @@
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The upstream images the testbed builds from source (tools/testbed/upstream/*.sh).
+
+The real node has no registry, so each image must carry the exact reference
+the chart (the real .tgz in ../shared/charts) makes the kubelet ask for, the
+files the chart's containers run, and labels that say which upstream commit it
+is. Each test skips, naming the build command, when its archive is not built.
+"""
+
+import gzip
+import io
+import json
+import os
+import re
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+TESTBED = REPO / "tools" / "testbed"
+CHARTS = Path(os.environ.get("GPUCI_CHARTS_DIR", REPO.parent / "shared" / "charts"))
+
+
+def _upstream_env():
+    env = {}
+    for line in (TESTBED / "upstream.env").read_text().splitlines():
+        if re.match(r"^[A-Z_]+=", line):
+            key, value = line.split("=", 1)
+            env[key] = value
+    return env
+
+
+UPSTREAM = _upstream_env()
+
+
+def _archive_or_skip(component):
+    script = TESTBED / "upstream" / f"{component}.sh"
+    path = Path(subprocess.run(["bash", str(script), "--print-archive"], check=True, capture_output=True,
+                               text=True, timeout=30).stdout.strip())
+    if not path.is_file():
+        pytest.skip(f"{path} is not built: run `bash tools/testbed/upstream/{component}.sh` "
+                    "(or tools/testbed/build-images.sh)")
+    return path
+
+
+class Chart:
+    """A chart read from its .tgz: values, Chart.yaml and template texts (subcharts left out)."""
+
+    def __init__(self, tgz):
+        if not tgz.is_file():
+            pytest.skip(f"{tgz} is missing (the testbed's charts; set GPUCI_CHARTS_DIR)")
+        with tarfile.open(tgz) as tar:
+            files = {m.name.split("/", 1)[1]: tar.extractfile(m).read().decode()
+                     for m in tar.getmembers() if m.isfile() and "/charts/" not in m.name}
+        self.meta = yaml.safe_load(files["Chart.yaml"])
+        self.values = yaml.safe_load(files["values.yaml"])
+        self.templates = {k: v for k, v in files.items() if k.startswith("templates/")}
+
+
+class Image:
+    """An image archive written by oci_image.py: reference, config and the merged file list."""
+
+    def __init__(self, path):
+        with tarfile.open(path) as tar:
+            self._members = {m.name: m for m in tar.getmembers()}
+            self._tar = tar
+            index = json.loads(self._read("index.json"))
+            (entry,) = index["manifests"]
+            self.ref = entry["annotations"]["io.containerd.image.name"]
+            self.oci_ref = entry["annotations"]["org.opencontainers.image.ref.name"]
+            self.docker_tags = json.loads(self._read("manifest.json"))[0]["RepoTags"]
+            manifest = json.loads(self._read(self._blob(entry["digest"])))
+            self.config = json.loads(self._read(self._blob(manifest["config"]["digest"])))["config"]
+            self.files = {}
+            for layer in manifest["layers"]:
+                with tarfile.open(fileobj=io.BytesIO(gzip.decompress(self._read(self._blob(layer["digest"]))))) as lt:
+                    for m in lt.getmembers():
+                        self.files[m.name.lstrip("./")] = m
+        self.labels = self.config.get("Labels", {})
+        self.env = dict(item.split("=", 1) for item in self.config.get("Env", []))
+
+    @staticmethod
+    def _blob(digest):
+        return "blobs/sha256/" + digest.split(":", 1)[1]
+
+    def _read(self, name):
+        return self._tar.extractfile(self._members[name]).read()
+
+    def executable(self, path):
+        """True when PATH (absolute, or a command looked up in the image's PATH) is an executable or a link."""
+        candidates = [path.lstrip("/")] if path.startswith("/") else \
+            [f"{d.strip('/')}/{path}" for d in self.env["PATH"].split(":")]
+        for name in candidates:
+            member = self.files.get(name)
+            if member is not None and (member.issym() or (member.isfile() and member.mode & 0o111)):
+                return True
+        return False
+
+
+def _assert_labels(image, prefix):
+    assert image.labels["org.opencontainers.image.source"] == "https://github.com/" + UPSTREAM[prefix + "_REPO"]
+    assert image.labels["org.opencontainers.image.version"] == UPSTREAM[prefix + "_VERSION"]
+    assert image.labels["org.opencontainers.image.revision"] == UPSTREAM[prefix + "_COMMIT"]
+
+
+def _assert_named(image, ref):
+    assert image.ref == ref
+    assert image.oci_ref == ref
+    assert image.docker_tags == [ref]
+
+
+# --- ARC controller ---------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def arc_image():
+    return Image(_archive_or_skip("arc-controller"))
+
+
+@pytest.fixture(scope="module")
+def arc_chart():
+    return Chart(CHARTS / f"gha-runner-scale-set-controller-{UPSTREAM['ARC_VERSION']}.tgz")
+
+
+def test_arc_image_has_the_reference_the_controller_chart_deploys(arc_image, arc_chart):
+    image = arc_chart.values["image"]
+    ref = f"{image['repository']}:{image['tag'] or arc_chart.meta['appVersion']}"
+    _assert_named(arc_image, ref)
+    # The listener pods use the controller's own image (CONTROLLER_MANAGER_CONTAINER_IMAGE).
+    assert "CONTROLLER_MANAGER_CONTAINER_IMAGE" in arc_chart.templates["templates/deployment.yaml"]
+    _assert_labels(arc_image, "ARC")
+
+
+def test_arc_image_runs_the_manager_and_the_listener(arc_image, arc_chart):
+    deployment = arc_chart.templates["templates/deployment.yaml"]
+    assert '- "/manager"' in deployment
+    for command in ("/manager", "/ghalistener"):
+        assert arc_image.executable(command), command
+    assert arc_image.config["Entrypoint"] == ["/manager"]
+    assert arc_image.config["User"] == "65532:65532"
+    assert arc_image.files["tmp"].mode & 0o1777 == 0o1777
+    assert arc_image.files["etc/ssl/certs/ca-certificates.crt"].size > 100_000
+
+
+# --- GPU Operator -----------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def operator_image():
+    return Image(_archive_or_skip("gpu-operator"))
+
+
+@pytest.fixture(scope="module")
+def operator_chart():
+    return Chart(CHARTS / f"gpu-operator-{UPSTREAM['GPU_OPERATOR_VERSION']}.tgz")
+
+
+def _operand_ref(values, key, app_version):
+    spec = values[key]
+    return f"{spec['repository']}/{spec['image']}:{spec.get('version') or app_version}"
+
+
+def test_operator_image_has_the_reference_the_chart_deploys(operator_image, operator_chart):
+    app_version = operator_chart.meta["appVersion"]
+    ref = _operand_ref(operator_chart.values, "operator", app_version)
+    _assert_named(operator_image, ref)
+    # The validator operand is the same image.
+    assert _operand_ref(operator_chart.values, "validator", app_version) == ref
+    _assert_labels(operator_image, "GPU_OPERATOR")
+
+
+def test_operator_image_runs_what_the_chart_and_its_hooks_run(operator_image, operator_chart):
+    texts = operator_chart.templates
+    assert 'command: ["gpu-operator"]' in texts["templates/operator.yaml"]
+    commands = {"gpu-operator", "nvidia-validator"}
+    for name in ("templates/upgrade_crd.yaml", "templates/cleanup_crd.yaml", "templates/cleanup_gpucluster.yaml"):
+        commands.update(re.findall(r"^\s*- (/usr/bin/[\w-]+)\s*$", texts[name], re.M))
+    assert {"/usr/bin/manage-crds", "/usr/bin/cleanup-gpuclusters"} <= commands
+    for command in commands:
+        assert operator_image.executable(command), command
+    assert operator_image.executable("sh")
+    filepaths = set()
+    for name in ("templates/upgrade_crd.yaml", "templates/cleanup_crd.yaml"):
+        filepaths.update(re.findall(r"--filepath=(\S+)", texts[name]))
+    assert filepaths
+    for path in filepaths:
+        assert operator_image.files[path.lstrip("/")].isfile(), path
+    assert operator_image.config["User"] == "1000:1000"
+    assert operator_image.env["NVIDIA_VISIBLE_DEVICES"] == "void"
+
+
+def test_operator_image_holds_the_operand_manifests(operator_image):
+    states = {"pre-requisites", "state-operator-metrics", "state-driver", "state-container-toolkit",
+              "state-operator-validation", "state-device-plugin", "state-mps-control-daemon", "state-dcgm",
+              "state-dcgm-exporter", "gpu-feature-discovery", "state-mig-manager", "state-node-status-exporter"}
+    source = Path(_archive_or_skip("gpu-operator")).parents[1] / "src" / f"gpu-operator-{UPSTREAM['GPU_OPERATOR_VERSION']}"
+    state_manager = source / "controllers" / "state_manager.go"
+    if state_manager.is_file():  # the states the operator really reads, when the export is at hand
+        states |= set(re.findall(r'addState\(n, "/opt/gpu-operator/([\w-]+)"\)', state_manager.read_text()))
+    for state in sorted(states):
+        yamls = [n for n in operator_image.files if n.startswith(f"opt/gpu-operator/{state}/") and n.endswith(".yaml")]
+        assert yamls, f"/opt/gpu-operator/{state} has no manifests"
+    assert any(n.startswith("opt/gpu-operator/manifests/state-driver/") for n in operator_image.files)
+    for name in ("plugin-workload-validation.yaml", "cuda-workload-validation.yaml"):
+        assert f"opt/validator/manifests/{name}" in operator_image.files
+
+
+# --- device plugin ----------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def device_plugin_image():
+    return Image(_archive_or_skip("device-plugin"))
+
+
+def test_device_plugin_image_has_the_reference_the_cluster_policy_gives(device_plugin_image, operator_chart):
+    values = operator_chart.values
+    app_version = operator_chart.meta["appVersion"]
+    ref = _operand_ref(values, "devicePlugin", app_version)
+    assert ref.endswith(":" + UPSTREAM["DEVICE_PLUGIN_VERSION"])
+    # GPU feature discovery runs from the same image.
+    assert _operand_ref(values, "gfd", app_version) == ref
+    _assert_named(device_plugin_image, ref)
+    _assert_labels(device_plugin_image, "DEVICE_PLUGIN")
+
+
+def test_device_plugin_image_runs_what_the_operator_runs(device_plugin_image):
+    for command in ("nvidia-device-plugin", "gpu-feature-discovery", "mps-control-daemon", "config-manager",
+                    "/bin/sh", "sh"):
+        assert device_plugin_image.executable(command), command
+    assert device_plugin_image.config["Entrypoint"] == ["nvidia-device-plugin"]
+    # The binaries are dynamic (go-nvml binds NVML through the dynamic loader): glibc comes with the image.
+    assert "lib64/ld-linux-x86-64.so.2" in device_plugin_image.files
+    assert "lib/x86_64-linux-gnu/libc.so.6" in device_plugin_image.files
+    assert device_plugin_image.env["NVIDIA_VISIBLE_DEVICES"] == "all"
