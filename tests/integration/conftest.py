@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The testbed's own modules (lib.layout, lib.node) name the real node and its label.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "testbed"))
 
 from helpers import REPO_ROOT, Cluster, Playbooks  # noqa: E402
 

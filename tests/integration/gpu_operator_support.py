@@ -8,6 +8,8 @@ checked on the objects this role could touch, not on a full snapshot.
 from __future__ import annotations
 
 
+import time
+
 import yaml
 from kubernetes.client.rest import ApiException
 
@@ -117,3 +119,28 @@ def our_leftovers(cluster: Cluster) -> list[str]:
     left += [f"ClusterPolicy {p['metadata']['name']}" for p in cluster_policies(cluster)
              if p["metadata"].get("annotations", {}).get("meta.helm.sh/release-name") == RELEASE]
     return left
+
+
+# The real operator (running on the testbed's real node) reconciles the
+# ClusterPolicy into operand DaemonSets; their pods land on the simulated GPU
+# nodes only, where no container runs.
+def wait_for_operands(cluster, expected: set[str], timeout: float = 180) -> dict[str, dict]:
+    """Wait until the ClusterPolicy is ready and the operand DaemonSets named in
+    `expected` exist; return every DaemonSet of the namespace by name."""
+    deadline = time.monotonic() + timeout
+    while True:
+        policy = cluster.list("nvidia.com/v1", "ClusterPolicy")
+        state = policy[0].get("status", {}).get("state") if policy else None
+        daemonsets = {d["metadata"]["name"]: d for d in cluster.list("apps/v1", "DaemonSet", namespace=NAMESPACE)}
+        if state == "ready" and expected <= set(daemonsets):
+            return daemonsets
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the operator did not reconcile within {timeout:.0f}s: ClusterPolicy state "
+                                 f"{state!r}, DaemonSets {sorted(daemonsets)}")
+        time.sleep(3)
+
+
+def operator_pod(cluster) -> dict:
+    pods = cluster.list("v1", "Pod", namespace=NAMESPACE, label_selector="app=gpu-operator")
+    assert len(pods) == 1, [p["metadata"]["name"] for p in pods]
+    return pods[0]

@@ -6,7 +6,11 @@ Two seed setups run the full cycle: check mode (nothing changes), converge,
 converge again (no change), the ClusterPolicy the chart rendered and the
 time-slicing ConfigMap carry the chosen settings, teardown leaves nothing of
 ours. Every preflight contradiction fails before the cluster is touched.
-The operator's operands never run here (kwok runs no containers).
+
+The operator itself runs for real on the testbed's real node (inventories/local
+places it there) and reconciles the ClusterPolicy: the tests read the operand
+DaemonSets it made. The operands' pods land on the simulated GPU nodes, where
+no container runs.
 """
 from __future__ import annotations
 
@@ -23,10 +27,13 @@ from gpu_operator_support import (
     cluster_policy_spec,
     foreign_operator,
     helm_releases,
+    operator_pod,
     our_leftovers,
     role_objects,
     time_slicing_replicas,
+    wait_for_operands,
 )
+from lib.layout import REAL_NODE  # tools/testbed, put on sys.path by conftest.py
 
 PLAYBOOK = "gpu_operator.yml"
 CONFIGMAP = "gpuci-device-plugin-config"
@@ -120,6 +127,29 @@ def test_converge_idempotent_and_teardown(testbed, playbooks, operator_slot, nam
         assert runtime_class and runtime_class["handler"] == "nvidia"
         operator = testbed.apps.read_namespaced_deployment("gpu-operator", NAMESPACE)
         assert operator.status.available_replicas == 1
+        pod = operator_pod(testbed)
+        assert pod["spec"]["nodeName"] == REAL_NODE, "the operator should run for real on the real node"
+        assert pod["status"]["containerStatuses"][0]["restartCount"] == 0
+
+        # What the real operator made of our ClusterPolicy.
+        operands = wait_for_operands(testbed, {"nvidia-device-plugin-daemonset", "gpu-feature-discovery"})
+        host_managed = {"nvidia-driver-daemonset", "nvidia-container-toolkit-daemonset"}
+        if setup["gpu_operator_driver_enabled"]:
+            assert host_managed <= set(operands)
+        else:
+            assert not host_managed & set(operands), "preinstalled driver and toolkit: the operator must not deploy them"
+        assert CONFIGMAP in str(operands["nvidia-device-plugin-daemonset"]["spec"]["template"]), \
+            "the device plugin does not carry our time-slicing ConfigMap"
+        gpu_nodes = {"gpu-l40s-0", "gpu-a100-0", "gpu-a10-0"}
+        for ds_name, ds in operands.items():
+            if "node-feature-discovery" in ds_name:
+                continue  # NFD's worker runs everywhere by design
+            selector = ds["spec"]["template"]["spec"].get("nodeSelector") or {}
+            assert any(k.startswith("nvidia.com/gpu.deploy.") for k in selector), (ds_name, selector)
+            assert ds["status"]["desiredNumberScheduled"] <= len(gpu_nodes), ds_name
+        placed = {p["spec"].get("nodeName") for p in testbed.list("v1", "Pod", namespace=NAMESPACE,
+                                                                   label_selector="app=nvidia-device-plugin-daemonset")}
+        assert placed == gpu_nodes
 
         if name == "preinstalled":
             # A second release elsewhere is refused before it creates anything.

@@ -11,6 +11,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib/common.sh
 source "$here/lib/common.sh"
+# Variables such as $cache and the pinned versions come from common.sh.
+# shellcheck disable=SC2154
 
 PAUSE_REF=registry.k8s.io/pause:$PAUSE_VERSION
 BASE_REF=gpuci.local/testbed/debian:bookworm

@@ -13,6 +13,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib/common.sh
 source "$here/lib/common.sh"
+# Variables such as $cache and the pinned versions come from common.sh.
+# shellcheck disable=SC2154
 
 # k8s.io/kubernetes replaces its staging modules with local paths, so it cannot
 # be built with `go install pkg@version`. A generated wrapper module requires it
