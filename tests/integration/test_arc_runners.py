@@ -9,18 +9,22 @@ converge that changes nothing. Runner pods built from the
 AutoscalingRunnerSets on the API server are placed by the real scheduler.
 Bad input fails before the cluster is touched, and teardown leaves nothing.
 
-ARC's controller never runs here (kwok runs no containers): no listener or
-runner is ever created, and the chart's cleanup finalizers are released by
-the role (arc_runners_force_finalizers) instead of the controller.
+ARC's controller runs for real on the testbed's real node (inventories/local
+places it there) and reconciles our AutoscalingRunnerSets. GitHub is out of
+reach, so it never gets a runner scale set id: no listener or runner is ever
+created, it says why in its log, and on removal the chart's cleanup
+finalizers are released by the role (arc_runners_force_finalizers).
 """
 from __future__ import annotations
 
 import base64
+import time
 
 import pytest
 import yaml
 
 from arc_runners_support import (
+    ARC_GROUP,
     ARS,
     CONTROLLER_NAMESPACE,
     CONTROLLER_RELEASE,
@@ -42,6 +46,8 @@ from arc_runners_support import (
     runner_pod,
     without_tolerations,
 )
+
+from lib.layout import REAL_NODE  # tools/testbed, put on sys.path by conftest.py
 
 PLAYBOOK = "arc_runners.yml"
 # Fake credentials that must never show up outside their Secrets.
@@ -320,6 +326,43 @@ def test_kubernetes_mode_job_pod_gets_the_gpu(testbed, converged, runtime_class,
     assert landed["spec"]["runtimeClassName"] == "nvidia"
     refused = placed(testbed, pods, without_tolerations(job, drop_node_selector=True))
     assert unschedulable(refused)
+
+
+# --- The real controller ----------------------------------------------------
+
+ARS_FINALIZER = "autoscalingrunnerset.actions.github.com/finalizer"
+
+
+def _controller_pod(testbed) -> dict:
+    pods = testbed.list("v1", "Pod", namespace=CONTROLLER_NAMESPACE,
+                        label_selector="app.kubernetes.io/part-of=gha-rs-controller")
+    assert len(pods) == 1, [p["metadata"]["name"] for p in pods]
+    return pods[0]
+
+
+def test_the_real_controller_reconciles_our_scale_sets(testbed, converged):
+    converged["second"].assert_ok()
+    pod = _controller_pod(testbed)
+    assert pod["spec"]["nodeName"] == REAL_NODE
+    assert pod["status"]["phase"] == "Running"
+    assert pod["status"]["containerStatuses"][0]["restartCount"] == 0
+    # The controller marks every scale set it took on with its finalizer, then
+    # asks GitHub for a runner scale set: that fails here, and its log says so.
+    wanted = {(A10, RUNNERS_NAMESPACE), (L40S, K8S_MODE_NAMESPACE), (DRI, RUNNERS_NAMESPACE)}
+    deadline = time.monotonic() + 180
+    while True:
+        marked = {(n, ns) for n, ns in wanted if ARS_FINALIZER in
+                  ((testbed.get(*ARS, n, ns) or {}).get("metadata", {}).get("finalizers") or [])}
+        log = testbed.core.read_namespaced_pod_log(pod["metadata"]["name"], CONTROLLER_NAMESPACE)
+        if marked == wanted and "example-org" in log and "ERROR" in log or time.monotonic() > deadline:
+            break
+        time.sleep(3)
+    assert marked == wanted, f"the controller did not take on {sorted(wanted - marked)}"
+    assert any("ERROR" in line and "example-org" in line for line in log.splitlines()), log[-3000:]
+    # Without GitHub no scale set id, so no listener: asserted, not hidden.
+    assert testbed.list(f"{ARC_GROUP}/v1alpha1", "AutoscalingListener", namespace=CONTROLLER_NAMESPACE) == []
+    for marker in LEAK_MARKERS:
+        assert marker not in log, "a credential reached the controller's log"
 
 
 # --- Removal ----------------------------------------------------------------

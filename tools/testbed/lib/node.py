@@ -115,6 +115,10 @@ def kubelet_config(layout: Layout) -> dict:
         "authorization": {"mode": "Webhook"},
         "registerWithTaints": [REAL_NODE_TAINT],
         "podLogsDir": str(layout.node_dir / "pod-logs"),
+        # No DNS on the testbed (no CoreDNS, no way out): pods get a resolver
+        # file without servers, so a lookup fails at once instead of timing out
+        # against the host's resolver, which the pod network cannot reach.
+        "resolvConf": str(layout.node_dir / "kubelet" / "resolv.conf"),
         "maxPods": 40,
         # Images cannot be pulled again here: never garbage-collect them, and
         # do not evict pods over a nearly full shared disk.
@@ -166,6 +170,7 @@ def prepare(layout: Layout) -> dict[str, Path]:
         containerd_config(layout, bins, _runc_binary(layout, bins["runc"]), images.PAUSE_IMAGE))
     (layout.node_dir / "cni" / "net.d" / "10-gpuci-testbed.conflist").write_text(json.dumps(cni_config(), indent=2))
     (layout.node_dir / "kubelet" / "config.yaml").write_text(yaml.safe_dump(kubelet_config(layout)))
+    (layout.node_dir / "kubelet" / "resolv.conf").write_text("# gpuci testbed: no DNS server is reachable from pods\n")
     kubeconfig = layout.node_dir / "kubelet" / "kubeconfig"
     kubeconfig.write_text(yaml.safe_dump(kubelet_kubeconfig(layout)))
     kubeconfig.chmod(0o600)
