@@ -4,12 +4,18 @@
 
 The tests run in file order and share one fleet of pools: bad input, check
 mode, converge, idempotence, what the chart stored, the scheduling proof, token
-hygiene, pruning, teardown. Simulated by kwok: the nodes and containers (the
-runner managers never reach GitLab); scheduling, admission, RBAC objects and
-Helm are real.
+hygiene, pruning, teardown.
+
+Real: the runner managers (gitlab-runner 18.9.0 built from source) run on the
+testbed's real node with the config.toml the role rendered, and register with
+the testbed's GitLab stand-in (tools/testbed/gitlab_standin.py; GitLab itself
+is out of reach). Simulated by kwok: the GPU nodes, so the job pods of the
+scheduling proof are made by the test, not by the runner.
 """
 from __future__ import annotations
 
+import json
+import time
 import uuid
 
 import pytest
@@ -17,6 +23,8 @@ import yaml
 from kubernetes.client.rest import ApiException
 
 from helpers import REPO_ROOT
+from gitlab_standin import token_fingerprint  # tools/testbed, put on sys.path by conftest.py
+from lib.layout import REAL_NODE, Layout
 
 from gitlab_runner_support import (
     ADVANCED_POD_SPEC_FLAG,
@@ -285,6 +293,38 @@ def test_tokens_live_only_in_our_secrets(fleet):
         assert '"secret":"gitlab-runner-' in payload.replace(" ", ""), "runners.secret should name our Secret"
 
 
+STANDIN_RECORD = Layout.from_environment().node_dir / "gitlab-standin.jsonl"
+
+
+def standin_calls(token: str, since: float = 0.0) -> list[tuple[str, int]]:
+    """(endpoint, status) of the stand-in's requests made with `token` after `since`."""
+    wanted = token_fingerprint(token)
+    lines = [json.loads(line) for line in STANDIN_RECORD.read_text().splitlines()] if STANDIN_RECORD.exists() else []
+    return [(r["endpoint"], r["status"]) for r in lines if r["token_sha256"] == wanted and r["time"] > since]
+
+
+def manager_pods(cluster, pool: str) -> list[dict]:
+    return [p for p in cluster.list("v1", "Pod", namespace=MANAGER_NS, label_selector=f"release={release(pool)}")
+            if not p["metadata"].get("deletionTimestamp")]
+
+
+def test_runner_managers_run_for_real_and_register_with_the_standin(fleet):
+    for pool, token in TOKENS.items():
+        pods = manager_pods(fleet, pool)
+        assert len(pods) == 1, [p["metadata"]["name"] for p in pods]
+        pod = pods[0]
+        assert pod["spec"]["nodeName"] == REAL_NODE
+        status = pod["status"]["containerStatuses"][0]
+        assert status["ready"] and status["restartCount"] == 0, status
+        calls = standin_calls(token)
+        assert ("/api/v4/runners/verify", 200) in calls, f"{pool} never registered: {calls[-5:]}"
+        assert ("/api/v4/jobs/request", 204) in calls, f"{pool} never asked for a job"
+        log = fleet.core.read_namespaced_pod_log(pod["metadata"]["name"], MANAGER_NS)
+        assert token not in log
+        assert f"runner_name={pool}" in log.replace("\x1b[0;m", "").replace("[0;m", ""), \
+            "the runner should go by the pool's name (runners.name)"
+
+
 def test_rotating_a_token_updates_the_secret_and_restarts_the_manager(fleet, playbooks):
     before = fleet.apps.read_namespaced_deployment(release("l40s"), MANAGER_NS).spec.template.metadata.annotations or {}
     tokens = dict(TOKENS, l40s=ROTATED_L40S_TOKEN)
@@ -299,6 +339,17 @@ def test_rotating_a_token_updates_the_secret_and_restarts_the_manager(fleet, pla
     # Only the rotated pool restarts.
     other = fleet.apps.read_namespaced_deployment(release("cpu"), MANAGER_NS).spec.template.metadata.annotations
     assert "gpuci.runners/token-version" not in (other or {})
+    # The new manager uses the new token; once the old one is gone, nobody uses the old token.
+    deadline = time.monotonic() + 180
+    while len(fleet.list("v1", "Pod", namespace=MANAGER_NS, label_selector=f"release={release('l40s')}")) > 1 \
+            and time.monotonic() < deadline:
+        time.sleep(2)
+    old_gone = time.time()
+    while ("/api/v4/jobs/request", 204) not in standin_calls(ROTATED_L40S_TOKEN) and time.monotonic() < deadline:
+        time.sleep(2)
+    time.sleep(6)  # a few polls of the new manager
+    assert ("/api/v4/jobs/request", 204) in standin_calls(ROTATED_L40S_TOKEN, since=old_gone - 60)
+    assert standin_calls(TOKENS["l40s"], since=old_gone) == [], "the old token was still used"
 
 
 # --- pruning and teardown -------------------------------------------------------------------

@@ -18,7 +18,7 @@ PAUSE_REF=registry.k8s.io/pause:$PAUSE_VERSION
 BASE_REF=gpuci.local/testbed/debian:bookworm
 pause_archive=$images_dir/pause-$PAUSE_VERSION.tar
 base_archive=$images_dir/debian-bookworm.tar
-upstream=(gpu-operator arc-controller gitlab-runner device-plugin)
+upstream=(gpu-operator arc-controller gitlab-runner gitlab-runner-helper device-plugin)
 
 build_pause() {
   [ -s "$pause_archive" ] && { log "pause image cached"; return; }

@@ -31,7 +31,10 @@ from .layout import (
 
 REAL_NODE_TAINT = {"key": "gpuci.runners/real-node", "value": "true", "effect": "NoSchedule"}
 REAL_NODE_LABEL = "gpuci.runners/real-node"
-SERVICE_HOST = "10.96.0.1"  # the `kubernetes` Service's ClusterIP (first address of SERVICE_CIDR)
+SERVICE_HOST = "10.96.0.1"
+# The GitLab stand-in (gitlab_standin.py) listens on the node bridge, where the
+# real node's pods reach it: inventories/local points its pools there.
+GITLAB_STANDIN_PORT = 18880  # the `kubernetes` Service's ClusterIP (first address of SERVICE_CIDR)
 # CAP_SYS_RESOURCE is capability 24; without it in the bounding set runc needs
 # the test-harness wrapper (runc_wrapper.py).
 CAP_SYS_RESOURCE_BIT = 24
@@ -193,6 +196,9 @@ def commands(layout: Layout, bins: dict[str, Path]) -> list[tuple[str, list[str]
                         "--log-level", "warn"], env),
         ("service-proxy", [sys.executable, str(TOOLS_DIR / "service_proxy.py"), "--listen", f"{SERVICE_HOST}:443",
                            "--to", f"127.0.0.1:{layout.apiserver_port}"], env),
+        ("gitlab-standin", [sys.executable, str(TOOLS_DIR / "gitlab_standin.py"),
+                            "--listen", f"{REAL_NODE_IP}:{GITLAB_STANDIN_PORT}",
+                            "--record", str(layout.node_dir / "gitlab-standin.jsonl")], env),
         ("kubelet", [str(bins["kubelet"]), f"--config={kubelet_dir / 'config.yaml'}",
                      f"--kubeconfig={kubelet_dir / 'kubeconfig'}", f"--root-dir={kubelet_dir / 'root'}",
                      f"--hostname-override={REAL_NODE}", f"--node-ip={REAL_NODE_IP}",
