@@ -147,8 +147,8 @@ def test_converge_idempotent_and_teardown(testbed, playbooks, operator_slot, nam
             selector = ds["spec"]["template"]["spec"].get("nodeSelector") or {}
             assert any(k.startswith("nvidia.com/gpu.deploy.") for k in selector), (ds_name, selector)
             assert ds["status"]["desiredNumberScheduled"] <= len(gpu_nodes), ds_name
-        placed = {p["spec"].get("nodeName") for p in testbed.list("v1", "Pod", namespace=NAMESPACE,
-                                                                   label_selector="app=nvidia-device-plugin-daemonset")}
+        plugin_pods = testbed.list("v1", "Pod", namespace=NAMESPACE, label_selector="app=nvidia-device-plugin-daemonset")
+        placed = {p["spec"].get("nodeName") for p in plugin_pods}
         assert placed == gpu_nodes
 
         if name == "preinstalled":

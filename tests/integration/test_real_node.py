@@ -96,7 +96,7 @@ def test_pods_reach_the_api_server_in_cluster(testbed, namespace):
 
 def test_privileged_only_where_asked(testbed, namespace):
     caps = ["sh", "-c", "grep CapEff /proc/self/status"]
-    _, plain = _run(testbed, namespace, caps)
+    plain = _run(testbed, namespace, caps)[1]
     pod, privileged = _run(testbed, namespace, caps, container={"securityContext": {"privileged": True}})
     assert pod["status"]["phase"] == "Succeeded", privileged
     plain_caps = int(plain.split()[-1], 16)

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Variables such as $cache and the pinned versions come from lib/common.sh.
+# shellcheck disable=SC2154
 # Build the container image archives the testbed's real node imports (no
 # registry is reachable): the pod sandbox (pause), a Debian base for test and
 # canary pods, and the upstream components the charts deploy, each built from
@@ -11,8 +13,6 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib/common.sh
 source "$here/lib/common.sh"
-# Variables such as $cache and the pinned versions come from common.sh.
-# shellcheck disable=SC2154
 
 PAUSE_REF=registry.k8s.io/pause:$PAUSE_VERSION
 BASE_REF=gpuci.local/testbed/debian:bookworm

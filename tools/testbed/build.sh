@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Variables such as $cache and the pinned versions come from lib/common.sh.
+# shellcheck disable=SC2154
 # Build the testbed's binaries from their Go modules at the versions pinned in
 # versions.env, into a cache outside the repository:
 #   ${GPUCI_TESTBED_CACHE:-~/.cache/gpuci-testbed}/<component>-<version>/bin
@@ -13,8 +15,6 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib/common.sh
 source "$here/lib/common.sh"
-# Variables such as $cache and the pinned versions come from common.sh.
-# shellcheck disable=SC2154
 
 # k8s.io/kubernetes replaces its staging modules with local paths, so it cannot
 # be built with `go install pkg@version`. A generated wrapper module requires it

@@ -72,15 +72,18 @@ class StandIn(BaseHTTPRequestHandler):
         known = token.startswith(TOKEN_PREFIX)
         if self.path == "/api/v4/runners/verify":
             status = 200 if known else 403
-            self._reply(status, {"id": runner_id(token), "token": token, "token_expires_at": None}
-                        if known else {"message": "403 Forbidden"})
+            payload = {"id": runner_id(token), "token": token, "token_expires_at": None} if known else None
         elif self.path == "/api/v4/jobs/request":
             status = 204 if known else 403
-            self._reply(status, None if known else {"message": "403 Forbidden"})
+            payload = None
         else:
             status = 404
-            self._reply(status, {"message": "404 Not Found (gpuci GitLab stand-in)"})
+            payload = {"message": "404 Not Found (gpuci GitLab stand-in)"}
+        if status == 403:
+            payload = {"message": "403 Forbidden"}
+        # Recorded before the answer, so the record's order is the order of requests.
         self._note(self.path, token, status)
+        self._reply(status, payload)
 
     def log_message(self, format, *args):  # noqa: A002 (http.server's signature)
         """Requests go to the record, which has no tokens; nothing else is printed."""

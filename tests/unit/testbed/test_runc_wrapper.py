@@ -5,7 +5,7 @@ import json
 
 import runc_wrapper
 
-ALL_CAPS = ["CAP_CHOWN", "CAP_SYS_ADMIN", "CAP_SYS_RESOURCE", "CAP_NET_ADMIN"]
+ALL_CAPS = ("CAP_CHOWN", "CAP_SYS_ADMIN", "CAP_SYS_RESOURCE", "CAP_NET_ADMIN")
 
 
 def _bundle(tmp_path, oom=-998, caps=ALL_CAPS):
@@ -37,7 +37,7 @@ def test_a_score_above_ours_is_kept(tmp_path):
 
 def test_exec_process_file_is_rewritten(tmp_path):
     process = tmp_path / "process.json"
-    process.write_text(json.dumps({"args": ["sh"], "capabilities": {"bounding": ALL_CAPS}}))
+    process.write_text(json.dumps({"args": ["sh"], "capabilities": {"bounding": list(ALL_CAPS)}}))
     assert runc_wrapper.spec_files(["exec", "--process", str(process), "id"]) == [process]
     runc_wrapper.rewrite(process, floor=0)
     assert "CAP_SYS_RESOURCE" not in json.loads(process.read_text())["capabilities"]["bounding"]

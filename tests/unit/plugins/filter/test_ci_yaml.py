@@ -6,7 +6,7 @@ import yaml
 from yamllint import linter
 from yamllint.config import YamlLintConfig
 
-from ansible_collections.gpuci.runners.plugins.module_utils.ci_yaml import ci_yaml
+from ansible_collections.gpuci.runners.plugins.plugin_utils.ci_yaml import ci_yaml
 
 DEFAULT_RULES = YamlLintConfig("extends: default")
 WORKFLOW = {

@@ -159,7 +159,8 @@ def log_failed(pod_object, message):
     return {"pod": pod_object, "changed": False, "failed": False, "msg": message, "ansible_loop_var": "pod"}
 
 
-def verdict(lanes, jobs=(), pods=(), logs=(), nodes=NODES, **extra):
+def verdict(lanes, jobs=(), pods=(), logs=(), nodes=None, **extra):
+    nodes = NODES if nodes is None else nodes
     spec = {"lanes": lanes, "jobs": jobs, "pods": pods, "logs": logs, "nodes": nodes,
             "checks": CHECKS, "context_pattern": CONTEXT, "job_prefix": PREFIX, "job_timeout": 600,
             "checked_at": CHECKED_AT, "now": NOW}
@@ -211,7 +212,7 @@ def test_job_without_pod_says_why_from_its_conditions():
 def test_unscheduled_pod_quotes_the_scheduler():
     message = ("0/6 nodes are available: 1 Insufficient nvidia.com/gpu, 5 node(s) didn't match Pod's node "
                "affinity/selector. preemption: 0/6 nodes are available: 6 Preemption is not helpful for scheduling.")
-    result, _ = one_lane("l40s-cuda-1gpu", "unscheduled", None, "running", "Pending", None, unschedulable=message)
+    result, r = one_lane("l40s-cuda-1gpu", "unscheduled", None, "running", "Pending", None, unschedulable=message)
     assert (result["result"], result["node"], result["node_simulated"]) == ("failed", None, False)
     assert result["reason"] == "no schedulable node: " + message
     assert result["finished_at"] == NOW
@@ -228,14 +229,14 @@ def test_simulated_node_is_scheduled_only_whatever_its_pod_says():
 
 
 def test_simulated_node_wins_over_a_failed_container():
-    result, _ = one_lane("l40s-cuda-1gpu", "kwok-failed", "gpu-l40s-0", "failed", "Failed", terminated(127),
+    result, r = one_lane("l40s-cuda-1gpu", "kwok-failed", "gpu-l40s-0", "failed", "Failed", terminated(127),
                          log=NOT_FOUND + "\n")
     assert result["result"] == "scheduled-only"
     assert result["evidence"] == []  # no output is quoted from a node where nothing ran
 
 
 def test_unfinished_job_names_the_container_waiting_reason():
-    result, _ = one_lane("l40s-cuda-1gpu", "timeout", "real-l40s", "running", "Pending",
+    result, r = one_lane("l40s-cuda-1gpu", "timeout", "real-l40s", "running", "Pending",
                          waiting("ImagePullBackOff", 'Back-off pulling image "nvidia/cuda:12.4.1-base-ubuntu22.04"'))
     assert result["result"] == "failed"
     assert result["reason"] == "canary Job did not finish within 600s (container: ImagePullBackOff)"
@@ -244,14 +245,14 @@ def test_unfinished_job_names_the_container_waiting_reason():
 
 
 def test_unfinished_running_container_quotes_its_output_so_far():
-    result, _ = one_lane("l40s-cuda-1gpu", "hung", "real-l40s", "running", "Running", running(),
+    result, r = one_lane("l40s-cuda-1gpu", "hung", "real-l40s", "running", "Running", running(),
                          log="waiting for the GPU\n")
     assert result["reason"] == "canary Job did not finish within 600s (container: Running)"
     assert result["evidence"] == ["waiting for the GPU"]
 
 
 def test_failed_container_on_a_real_node_quotes_its_own_output():
-    result, _ = one_lane("l40s-cuda-1gpu", "exit", "real-l40s", "failed", "Failed", terminated(127),
+    result, r = one_lane("l40s-cuda-1gpu", "exit", "real-l40s", "failed", "Failed", terminated(127),
                          log=NOT_FOUND + "\n")
     assert (result["result"], result["reason"]) == ("failed", "canary checks failed (exit code 127)")
     assert result["evidence"] == [NOT_FOUND]
@@ -260,27 +261,27 @@ def test_failed_container_on_a_real_node_quotes_its_own_output():
 
 def test_failed_container_output_is_bounded_to_its_last_lines_and_matching_ones():
     lines = ["GPU 0: NVIDIA L40S (UUID: GPU-1)"] + ["apt noise %d" % n for n in range(50)] + [NOT_FOUND]
-    result, _ = one_lane("l40s-cuda-1gpu", "long", "real-l40s", "failed", "Failed", terminated(127),
+    result, r = one_lane("l40s-cuda-1gpu", "long", "real-l40s", "failed", "Failed", terminated(127),
                          log="\n".join(lines) + "\n")
     assert result["evidence"] == [lines[0]] + lines[-OUTPUT_LINES:]
     assert len(result["evidence"]) == OUTPUT_LINES + 1
 
 
 def test_failed_container_without_a_readable_log_quotes_its_termination_message():
-    result, _ = one_lane("l40s-cuda-1gpu", "no-log-exit", "real-l40s", "failed", "Failed",
+    result, r = one_lane("l40s-cuda-1gpu", "no-log-exit", "real-l40s", "failed", "Failed",
                          terminated(127, NOT_FOUND + "\n"), log=RuntimeError("container not found"))
     assert result["reason"] == "canary checks failed (exit code 127)"
     assert result["evidence"] == [NOT_FOUND]
 
 
 def test_failed_job_without_container_status_has_exit_code_none():
-    result, _ = one_lane("l40s-cuda-1gpu", "deadline", "real-l40s", "failed", "Failed", None)
+    result, r = one_lane("l40s-cuda-1gpu", "deadline", "real-l40s", "failed", "Failed", None)
     assert result["reason"] == "canary checks failed (exit code none)"
     assert result["evidence"] == []
 
 
 def test_unreadable_log_is_scheduled_only():
-    result, _ = one_lane("l40s-cuda-1gpu", "no-log", "real-l40s", "succeeded", "Succeeded", terminated(0),
+    result, r = one_lane("l40s-cuda-1gpu", "no-log", "real-l40s", "succeeded", "Succeeded", terminated(0),
                          log=RuntimeError("Failed to get log: the server could not find the requested resource"))
     assert result["result"] == "scheduled-only"
     assert result["reason"] == "log cannot be read: Failed to get log: the server could not find the requested resource"
@@ -288,12 +289,12 @@ def test_unreadable_log_is_scheduled_only():
 
 
 def test_log_never_read_is_scheduled_only():
-    result, _ = one_lane("l40s-cuda-1gpu", "unread", "real-l40s", "succeeded", "Succeeded", terminated(0))
+    result, r = one_lane("l40s-cuda-1gpu", "unread", "real-l40s", "succeeded", "Succeeded", terminated(0))
     assert (result["result"], result["reason"]) == ("scheduled-only", "log cannot be read: no log")
 
 
 def test_no_evidence_line_fails_and_quotes_the_output():
-    result, _ = one_lane("l40s-cuda-1gpu", "silent", "real-l40s", "succeeded", "Succeeded", terminated(0),
+    result, r = one_lane("l40s-cuda-1gpu", "silent", "real-l40s", "succeeded", "Succeeded", terminated(0),
                          log="No devices were found\n")
     assert result["result"] == "failed"
     assert result["reason"] == "no GPU evidence in the log (no line matches ^[^,]+, [0-9][0-9.]*, [0-9]+ MiB$)"
@@ -316,7 +317,7 @@ def test_nvidia_smi_row_proves_a_cuda_lane():
 def test_mig_device_line_proves_a_mig_lane():
     log = ("GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-5a1c)\n"
            "  MIG 1g.10gb     Device  0: (UUID: MIG-88d2)\n")
-    result, _ = one_lane("a100-cuda-mig-1g-10gb", "mig", "real-a100", "succeeded", "Succeeded", terminated(0), log=log)
+    result, r = one_lane("a100-cuda-mig-1g-10gb", "mig", "real-a100", "succeeded", "Succeeded", terminated(0), log=log)
     assert (result["result"], result["reason"]) == ("proved", "nvidia-smi -L listed the MIG device")
     assert result["evidence"] == log.splitlines()
     assert result["mig_profile"] == "1g.10gb"
@@ -325,7 +326,7 @@ def test_mig_device_line_proves_a_mig_lane():
 def test_other_mig_profile_is_no_proof():
     # The profile is matched literally: 1g.10gb must not accept 1gx10gb or 1g.20gb.
     log = "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-5a1c)\n  MIG 1g.20gb     Device  0: (UUID: MIG-88d2)\n"
-    result, _ = one_lane("a100-cuda-mig-1g-10gb", "mig-other", "real-a100", "succeeded", "Succeeded", terminated(0),
+    result, r = one_lane("a100-cuda-mig-1g-10gb", "mig-other", "real-a100", "succeeded", "Succeeded", terminated(0),
                          log=log)
     assert result["result"] == "failed"
     assert result["reason"] == r"no GPU evidence in the log (no line matches ^\s*MIG 1g\.10gb\s+Device\s+[0-9]+:)"
@@ -337,7 +338,7 @@ def test_render_node_and_discrete_gpu_prove_a_dri_lane():
            "\tapiVersion         = 1.3.274\n\tdriverVersion      = 24.0.5\n"
            "\tdeviceType         = PHYSICAL_DEVICE_TYPE_DISCRETE_GPU\n\tdeviceName         = AMD Radeon RX 7600\n"
            "\tdriverName         = radv\n")
-    result, _ = one_lane("dri-dri", "dri", "real-dri", "succeeded", "Succeeded", terminated(0), log=log)
+    result, r = one_lane("dri-dri", "dri", "real-dri", "succeeded", "Succeeded", terminated(0), log=log)
     assert (result["result"], result["reason"]) == ("proved", "the render node exists and vulkaninfo saw a discrete GPU")
     assert result["evidence"] == ["crw-rw---- 1 root render 226, 128 Mar  2 10:00 /dev/dri/renderD128",
                                   "\tdeviceType         = PHYSICAL_DEVICE_TYPE_DISCRETE_GPU",
@@ -348,7 +349,7 @@ def test_render_node_and_discrete_gpu_prove_a_dri_lane():
 def test_integrated_gpu_is_no_dri_proof():
     log = ("crw-rw---- 1 root render 226, 128 Mar  2 10:00 /dev/dri/renderD128\n"
            "\tdeviceType         = PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU\n")
-    result, _ = one_lane("dri-dri", "dri-igpu", "real-dri", "succeeded", "Succeeded", terminated(0), log=log)
+    result, r = one_lane("dri-dri", "dri-igpu", "real-dri", "succeeded", "Succeeded", terminated(0), log=log)
     assert result["result"] == "failed"
     assert result["evidence"] == log.splitlines()
 
