@@ -5,7 +5,8 @@
 
 Those repositories often lint YAML, so the text follows yamllint's default
 rules: a document start, block sequences indented under their key, keys that
-look like booleans (GitHub's `on`) quoted, no line wrapping.
+look like booleans (GitHub's `on`) quoted, lines within 80 characters (long
+shell commands are folded at spaces, which YAML reads back as the same line).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ def ci_yaml(data, header=""):
     # which the safe dumper does not know.
     data = json.loads(json.dumps(data))
     comments = "".join("# %s\n" % line if line else "#\n" for line in header.splitlines())
+    # PyYAML breaks a line at the first space past `width`, so a line can run
+    # one word longer: 50 keeps commands with long words under yamllint's 80.
     body = yaml.dump(data, Dumper=_IndentedDumper, default_flow_style=False, sort_keys=False,
-                     indent=2, width=10000, allow_unicode=True)
+                     indent=2, width=50, allow_unicode=True)
     return comments + "---\n" + body

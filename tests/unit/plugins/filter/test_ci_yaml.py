@@ -17,7 +17,10 @@ WORKFLOW = {
                             "steps": [{"run": "nvidia-smi --query-gpu=name,uuid --format=csv,noheader"}]}},
 }
 GITLAB_JOBS = {"gpu-canary-l40s": {"tags": ["gpu", "l40s"], "image": "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04",
-                                   "variables": {"GIT_STRATEGY": "none"}, "script": ["nvidia-smi -L"]}}
+                                   "variables": {"GIT_STRATEGY": "none"},
+                                   "script": ["nvidia-smi -L", "command -v vulkaninfo >/dev/null || { apt-get update -qq"
+                                              " && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq vulkan-tools"
+                                              " mesa-vulkan-drivers >/dev/null; }"]}}
 
 
 def _problems(text):
