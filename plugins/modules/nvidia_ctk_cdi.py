@@ -180,33 +180,13 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.gpuci.runners.plugins.module_utils.text_files import read_text, write_text
+
 from ansible_collections.gpuci.runners.plugins.module_utils.nvidia_cdi import (
     DEVICE_NAME_STRATEGIES, MODES, device_names, error_message, explain_failure, generate_argv, search_path,
     spec_format)
 
 
-def read_text(path):
-    if not os.path.exists(path):
-        return None
-    with open(path, "r") as f:
-        return f.read()
-
-
-def write(module, path, text):
-    """Replace path with text atomically (None deletes it)."""
-    if text is None:
-        os.remove(path)
-        return
-    parent = os.path.dirname(path)
-    if not os.path.isdir(parent):
-        os.makedirs(parent, 0o755)
-    fd, tmp = tempfile.mkstemp(dir=parent, prefix=".%s." % os.path.basename(path))
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    existed = os.path.exists(path)
-    module.atomic_move(tmp, path)
-    if not existed:
-        os.chmod(path, 0o644)  # as nvidia-ctk writes specs
 
 
 def generate(module, ctk, path):
@@ -289,7 +269,7 @@ def main():
         if module._diff:
             result["diff"] = dict(before=current or "", after=wanted or "", before_header=path, after_header=path)
         if not module.check_mode:
-            write(module, path, wanted)
+            write_text(module, path, wanted)
     module.exit_json(**result)
 
 

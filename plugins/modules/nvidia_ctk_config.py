@@ -138,17 +138,13 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.gpuci.runners.plugins.module_utils.text_files import read_text, write_text
+
 try:
     import tomllib  # Python 3.11+, only for reading leftovers
 except ImportError:
     tomllib = None
 
-
-def read_text(path):
-    if not os.path.exists(path):
-        return None
-    with open(path, "r") as f:
-        return f.read()
 
 
 def ctk_value(value):
@@ -278,22 +274,6 @@ def wanted_runtime(module, computer, current):
     return computer.runtime(current, engine, name, p["set_as_default"], p["cdi_enabled"])
 
 
-def write(module, path, text):
-    """Replace path with text atomically (None deletes it)."""
-    if text is None:
-        os.remove(path)
-        return
-    parent = os.path.dirname(path)
-    if not os.path.isdir(parent):
-        os.makedirs(parent, 0o755)
-    fd, tmp = tempfile.mkstemp(dir=parent, prefix=".%s." % os.path.basename(path))
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    existed = os.path.exists(path)
-    module.atomic_move(tmp, path)
-    if not existed:
-        os.chmod(path, 0o644)
-
 
 def main():
     module = AnsibleModule(
@@ -347,7 +327,7 @@ def main():
             result["diff"] = dict(before=current or "", after=wanted or "",
                                   before_header=path, after_header=path)
         if not module.check_mode:
-            write(module, path, wanted)
+            write_text(module, path, wanted)
     module.exit_json(**result)
 
 
