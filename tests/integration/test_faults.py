@@ -37,6 +37,10 @@ def fleet_vars(prefix: str, pools: list[str], wait: str = "60s") -> dict:
         "gitlab_runner_namespace": f"{prefix}-gitlab-runner",
         "gitlab_runner_fleet": prefix,
         "gitlab_runner_wait_timeout": wait,
+        # No placement on the real node: these tests are about Helm and the API
+        # server, and a real manager needs 60 s before its first readiness probe.
+        # On the simulated CPU nodes the managers are Ready at once.
+        "gitlab_runner_extra_values": {},
         "gitlab_runner_pools": [{"name": f"{prefix}-{pool}", "token": TOKEN} for pool in pools],
     }
 
