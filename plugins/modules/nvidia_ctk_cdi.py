@@ -187,8 +187,6 @@ from ansible_collections.gpuci.runners.plugins.module_utils.nvidia_cdi import (
     spec_format)
 
 
-
-
 def generate(module, ctk, path):
     """(spec text, argv) from nvidia-ctk, written into a private temporary folder first."""
     p = module.params

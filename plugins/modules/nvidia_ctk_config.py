@@ -146,7 +146,6 @@ except ImportError:
     tomllib = None
 
 
-
 def ctk_value(value):
     """Render a value the way `nvidia-ctk config --set key=value` parses it."""
     if isinstance(value, bool):
@@ -272,7 +271,6 @@ def wanted_runtime(module, computer, current):
             module.fail_json(msg="%s still sets %s; nvidia-ctk cannot unset that. Remove it by hand or "
                                  "set set_as_default/cdi_enabled to match." % (p["path"], ", ".join(leftovers)))
     return computer.runtime(current, engine, name, p["set_as_default"], p["cdi_enabled"])
-
 
 
 def main():
