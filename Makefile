@@ -56,7 +56,7 @@ sanity: venv
 	bash tests/sanity/run.sh
 
 integration: venv build-testbed
-	$(BIN)/pytest -q tests/integration
+	$(BIN)/pytest -q --durations=25 tests/integration
 
 test: units lint sanity integration host-tests
 

@@ -120,8 +120,8 @@ def _helm() -> str | None:
     return shutil.which("helm")
 
 
-def _register_script(helm: str, values: dict, release: str, work: Path) -> str:
-    """The chart's register-the-runner script, rendered by `helm template` from `values`."""
+def _rendered(helm: str, values: dict, release: str, work: Path, kind: str) -> dict:
+    """The chart's object of `kind` named `release`, rendered by `helm template` from `values`."""
     chart_version = yaml.safe_load((ROLE / "defaults" / "main.yml").read_text())["gitlab_runner_chart_version"]
     charts = Path(os.environ.get("GPUCI_CHARTS_DIR", REPO.parent / "shared" / "charts"))
     chart = charts / f"gitlab-runner-{chart_version}.tgz"
@@ -131,9 +131,14 @@ def _register_script(helm: str, values: dict, release: str, work: Path) -> str:
     proc = subprocess.run([helm, "template", release, str(chart), "--namespace", "gitlab-runner", "-f", str(values_file)],
                           capture_output=True, text=True, check=False, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    (configmap,) = [doc for doc in yaml.safe_load_all(proc.stdout)
-                    if doc and doc["kind"] == "ConfigMap" and doc["metadata"]["name"] == release]
-    return configmap["data"]["register-the-runner"]
+    (document,) = [doc for doc in yaml.safe_load_all(proc.stdout)
+                   if doc and doc["kind"] == kind and doc["metadata"]["name"] == release]
+    return document
+
+
+def _register_script(helm: str, values: dict, release: str, work: Path) -> str:
+    """The chart's register-the-runner script, rendered by `helm template` from `values`."""
+    return _rendered(helm, values, release, work, "ConfigMap")["data"]["register-the-runner"]
 
 
 def test_chart_registers_the_runner_under_the_pool_name(role_values, tmp_path):
@@ -147,6 +152,18 @@ def test_chart_registers_the_runner_under_the_pool_name(role_values, tmp_path):
     # The upstream fact this relies on: without runners.name the chart passes no --name at all.
     unnamed = dict(values, runners={k: v for k, v in values["runners"].items() if k != "name"})
     assert "--name" not in _register_script(helm, unnamed, "gitlab-runner-unnamed", tmp_path)
+
+
+def test_manager_readiness_is_probed_within_seconds(role_values, tmp_path):
+    """The chart's own probe starts after 60 s; ours reaches the Deployment helm waits on."""
+    helm = _helm()
+    if helm is None:
+        pytest.skip("helm is missing: build the testbed's (bash tools/testbed/build.sh helm) or put one on PATH")
+    values = role_values["cpu-small"]
+    deployment = _rendered(helm, values, "gitlab-runner-cpu-small", tmp_path, "Deployment")
+    (manager,) = deployment["spec"]["template"]["spec"]["containers"]
+    probe = manager["readinessProbe"]
+    assert probe["initialDelaySeconds"] <= 5 and probe["periodSeconds"] <= 10, probe
 
 
 def _runtime_class_name(values: dict) -> str | None:
