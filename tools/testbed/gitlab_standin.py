@@ -5,14 +5,27 @@
 GitLab itself is out of reach here. The real gitlab-runner managers on the
 testbed's real node talk to this instead: it serves the documented subset of
 the runner API (https://docs.gitlab.com/api/runners/ and the jobs endpoints a
-runner polls) that a registered runner uses while no job is queued:
+runner uses) that a registered runner needs to take a job and run it:
 
-    POST /api/v4/runners/verify   a `glrt-` authentication token -> 200 (else 403)
-    POST /api/v4/jobs/request     -> 204 No Content: no job for you (yet)
+    POST  /api/v4/runners/verify     a `glrt-` authentication token -> 200 (else 403)
+    POST  /api/v4/jobs/request       201 and a job queued for this runner, else 204
+    PUT   /api/v4/jobs/<id>          the job's state and exit code (JOB-TOKEN)
+    PATCH /api/v4/jobs/<id>/trace    the job's log, appended by Content-Range (JOB-TOKEN)
+
+Tests queue jobs and read them back through two endpoints of the stand-in's
+own (GitLab has none of these; the harness is the only client):
+
+    POST  /gpuci-standin/jobs        {"runner_token_sha256", "script", "image", "variables"} -> {"id"}
+    GET   /gpuci-standin/jobs/<id>   state, exit code, failure reason, trace
+
+A job goes only to the runner whose token matches the fingerprint it was queued
+for, so a test chooses the pool. Jobs run with GIT_STRATEGY=none: there is no
+repository to clone.
 
 Every request is appended to a JSON-lines record (--record) with the endpoint,
-the time and a SHA-256 prefix of the token (never the token), so tests can
-tell which token a runner used without the token being written anywhere.
+the time and a SHA-256 prefix of the token it carried (never the token), so
+tests can tell which token a runner used without the token being written
+anywhere.
 
     gitlab_standin.py --listen 10.89.0.1:18880 --record FILE
 """
@@ -21,12 +34,22 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
+import secrets
 import threading
 import time
+from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 TOKEN_PREFIX = "glrt-"
+# GitLab's CI job tokens start so; the runner masks them in traces by prefix.
+JOB_TOKEN_PREFIX = "glcbt-"
+JOB_TIMEOUT_S = 600
+# States after which GitLab answers a job update with "stop".
+FINAL_STATES = ("success", "failed", "canceled")
+# How often the runner should send the trace, in seconds (GitLab's header).
+TRACE_UPDATE_INTERVAL_S = 1
 
 
 def token_fingerprint(token: str) -> str:
@@ -39,51 +62,197 @@ def runner_id(token: str) -> int:
     return int(token_fingerprint(token)[:6], 16)
 
 
+def job_payload(job_id: int, job_token: str, job: dict) -> dict:
+    """The job as GitLab hands it to a runner (the fields gitlab-runner 18.9 reads)."""
+    variables = [{"key": "GIT_STRATEGY", "value": "none", "public": True}]
+    variables += [{"key": k, "value": str(v), "public": True} for k, v in sorted(job.get("variables", {}).items())]
+    return {
+        "id": job_id,
+        "token": job_token,
+        "allow_git_fetch": False,
+        "job_info": {"name": job.get("name", "gpuci-standin-job"), "stage": "test", "project_id": 1,
+                     "project_name": "standin", "project_full_path": "gpuci/standin"},
+        "git_info": {"repo_url": "", "ref": "main", "sha": "0" * 40, "before_sha": "0" * 40,
+                     "ref_type": "branch", "refspecs": [], "depth": 0},
+        "runner_info": {"timeout": JOB_TIMEOUT_S},
+        "variables": variables,
+        "steps": [{"name": "script", "script": list(job["script"]), "timeout": JOB_TIMEOUT_S,
+                   "when": "on_success", "allow_failure": False}],
+        "image": {"name": job["image"]},
+        "services": [], "artifacts": [], "cache": [], "credentials": [], "dependencies": [],
+        "features": {"trace_sections": True, "token_mask_prefixes": [JOB_TOKEN_PREFIX]},
+    }
+
+
+class JobBoard:
+    """Jobs queued per runner token fingerprint, and what runners report about them."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._queues: dict[str, deque[int]] = {}
+        self._jobs: dict[int, dict] = {}
+
+    def queue(self, runner_fingerprint: str, script: list[str], image: str, variables: dict | None = None,
+              name: str | None = None) -> int:
+        with self._lock:
+            job_id = len(self._jobs) + 1
+            self._jobs[job_id] = {
+                "id": job_id, "runner_token_sha256": runner_fingerprint, "state": "pending",
+                "token": JOB_TOKEN_PREFIX + secrets.token_urlsafe(18), "trace": b"", "exit_code": None,
+                "failure_reason": None, "spec": {"script": script, "image": image,
+                                                 "variables": variables or {}, "name": name or f"job-{job_id}"}}
+            self._queues.setdefault(runner_fingerprint, deque()).append(job_id)
+            return job_id
+
+    def hand_out(self, runner_fingerprint: str) -> dict | None:
+        """The payload of the next job queued for this runner, now running; None if there is none."""
+        with self._lock:
+            waiting = self._queues.get(runner_fingerprint)
+            if not waiting:
+                return None
+            job = self._jobs[waiting.popleft()]
+            job.update(state="running", started=time.time())
+            return job_payload(job["id"], job["token"], job["spec"])
+
+    def _job(self, job_id: int, job_token: str) -> dict | None:
+        job = self._jobs.get(job_id)
+        return job if job and job_token and secrets.compare_digest(job["token"], job_token) else None
+
+    def update(self, job_id: int, job_token: str, state: str, exit_code, failure_reason) -> str | None:
+        """Record a runner's job update; the job's state as GitLab would answer it, or None if unknown."""
+        with self._lock:
+            job = self._job(job_id, job_token)
+            if job is None:
+                return None
+            if job["state"] not in FINAL_STATES:
+                job.update(state=state or job["state"], exit_code=exit_code, failure_reason=failure_reason or None)
+            return job["state"]
+
+    def append_trace(self, job_id: int, job_token: str, start: int, data: bytes) -> tuple[int, int] | None:
+        """(HTTP status, trace length after the patch); None if the job or its token is unknown.
+
+        A patch must start where the trace ends (GitLab answers 416 and the
+        length it has otherwise, and the runner resends from there)."""
+        with self._lock:
+            job = self._job(job_id, job_token)
+            if job is None:
+                return None
+            if start != len(job["trace"]):
+                return 416, len(job["trace"])
+            job["trace"] += data
+            return 202, len(job["trace"])
+
+    def describe(self, job_id: int) -> dict | None:
+        """What a test may read about a job: never its token."""
+        with self._lock:
+            job = self._jobs.get(job_id)
+            if job is None:
+                return None
+            return {"id": job_id, "state": job["state"], "exit_code": job["exit_code"],
+                    "failure_reason": job["failure_reason"], "runner_token_sha256": job["runner_token_sha256"],
+                    "trace": job["trace"].decode("utf-8", "replace")}
+
+
+JOB_PATH = re.compile(r"^/api/v4/jobs/(\d+)(/trace)?(\?.*)?$")
+HARNESS_JOB_PATH = re.compile(r"^/gpuci-standin/jobs/(\d+)$")
+CONTENT_RANGE = re.compile(r"^(\d+)-(\d+)$")
+
+
 class StandIn(BaseHTTPRequestHandler):
     server_version = "gpuci-gitlab-standin/1"
     record: Path
+    board = JobBoard()
     lock = threading.Lock()
 
+    def _raw_body(self) -> bytes:
+        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
     def _body(self) -> dict:
-        length = int(self.headers.get("Content-Length") or 0)
         try:
-            return json.loads(self.rfile.read(length) or b"{}")
+            return json.loads(self._raw_body() or b"{}")
         except json.JSONDecodeError:
             return {}
 
-    def _reply(self, status: int, payload: dict | None = None) -> None:
+    def _reply(self, status: int, payload: dict | None = None, headers: dict | None = None) -> None:
         data = json.dumps(payload).encode() if payload is not None else b""
         self.send_response(status)
         if payload is not None:
             self.send_header("Content-Type", "application/json")
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
 
-    def _note(self, endpoint: str, token: str, status: int) -> None:
+    def _note(self, endpoint: str, token: str, status: int, **extra) -> None:
         line = json.dumps({"time": time.time(), "endpoint": endpoint, "status": status,
-                           "token_sha256": token_fingerprint(token) if token else None})
+                           "token_sha256": token_fingerprint(token) if token else None, **extra})
         with self.lock, self.record.open("a") as handle:
             handle.write(line + "\n")
 
+    def _answer(self, endpoint: str, token: str, status: int, payload=None, headers=None, **extra) -> None:
+        # Recorded before the answer, so the record's order is the order of requests.
+        self._note(endpoint, token, status, **extra)
+        if status in (403, 404) and payload is None:
+            payload = {"message": f"{status} {'Forbidden' if status == 403 else 'Not Found'} (gpuci GitLab stand-in)"}
+        self._reply(status, payload, headers)
+
     def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
         body = self._body()
+        if self.path == "/gpuci-standin/jobs":
+            job_id = self.board.queue(body["runner_token_sha256"], body["script"], body["image"],
+                                      body.get("variables"), body.get("name"))
+            self._answer(self.path, "", 201, {"id": job_id}, job=job_id)
+            return
         token = str(body.get("token", ""))
         known = token.startswith(TOKEN_PREFIX)
         if self.path == "/api/v4/runners/verify":
-            status = 200 if known else 403
             payload = {"id": runner_id(token), "token": token, "token_expires_at": None} if known else None
+            self._answer(self.path, token, 200 if known else 403, payload)
         elif self.path == "/api/v4/jobs/request":
-            status = 204 if known else 403
-            payload = None
+            job = self.board.hand_out(token_fingerprint(token)) if known else None
+            status = 403 if not known else 201 if job else 204
+            self._answer(self.path, token, status, job, job=job and job["id"])
         else:
-            status = 404
-            payload = {"message": "404 Not Found (gpuci GitLab stand-in)"}
-        if status == 403:
-            payload = {"message": "403 Forbidden"}
-        # Recorded before the answer, so the record's order is the order of requests.
-        self._note(self.path, token, status)
-        self._reply(status, payload)
+            self._answer(self.path, token, 404)
+
+    def do_PUT(self) -> None:  # noqa: N802
+        match = JOB_PATH.match(self.path)
+        body = self._body()
+        token = str(body.get("token") or self.headers.get("JOB-TOKEN", ""))
+        if not match or match.group(2):
+            self._answer(self.path, token, 404)
+            return
+        job_id = int(match.group(1))
+        state = self.board.update(job_id, token, body.get("state"), body.get("exit_code"), body.get("failure_reason"))
+        if state is None:
+            self._answer("/api/v4/jobs/:id", token, 403, job=job_id)
+        else:
+            self._answer("/api/v4/jobs/:id", token, 200, None, {"Job-Status": state}, job=job_id,
+                         state=body.get("state"))
+
+    def do_PATCH(self) -> None:  # noqa: N802
+        match = JOB_PATH.match(self.path)
+        token = self.headers.get("JOB-TOKEN", "")
+        data = self._raw_body()
+        content_range = CONTENT_RANGE.match(self.headers.get("Content-Range", ""))
+        if not match or not match.group(2) or not content_range:
+            self._answer(self.path, token, 404 if not content_range else 400)
+            return
+        job_id = int(match.group(1))
+        result = self.board.append_trace(job_id, token, int(content_range.group(1)), data)
+        if result is None:
+            self._answer("/api/v4/jobs/:id/trace", token, 403, job=job_id)
+            return
+        status, length = result
+        headers = {"Range": f"0-{length}", "Job-Status": "running",
+                   "X-GitLab-Trace-Update-Interval": str(TRACE_UPDATE_INTERVAL_S)}
+        self._answer("/api/v4/jobs/:id/trace", token, status, None, headers, job=job_id)
+
+    def do_GET(self) -> None:  # noqa: N802
+        match = HARNESS_JOB_PATH.match(self.path)
+        job = self.board.describe(int(match.group(1))) if match else None
+        self._reply(200 if job else 404, job or {"message": "404 Not Found (gpuci GitLab stand-in)"})
 
     def log_message(self, format, *args):  # noqa: A002 (http.server's signature)
         """Requests go to the record, which has no tokens; nothing else is printed."""
