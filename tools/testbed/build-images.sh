@@ -2,13 +2,13 @@
 # Variables such as $cache and the pinned versions come from lib/common.sh.
 # shellcheck disable=SC2154
 # Build the container image archives the testbed's real node imports (no
-# registry is reachable): the pod sandbox (pause), a Debian base for test and
-# canary pods, and the upstream components the charts deploy, each built from
-# source by tools/testbed/upstream/<component>.sh.
+# registry is reachable): the pod sandbox (pause) and a Debian base for test
+# and canary pods. The images the charts' own components run are not built
+# here (their sources are not served by the Go module proxy): they are
+# provided as archives, see tools/testbed/lib/images.py and
+# docs/testbed-images.md.
 #   build-images.sh                   build what is missing
-#   build-images.sh --print-archives  list the archives that exist, one a line
-# An upstream component whose source snapshot is not on this machine is
-# skipped with a message (its tests then skip with the same reason).
+#   build-images.sh --print-archives  list the archives built, one a line
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib/common.sh
@@ -18,7 +18,6 @@ PAUSE_REF=registry.k8s.io/pause:$PAUSE_VERSION
 BASE_REF=gpuci.local/testbed/debian:bookworm
 pause_archive=$images_dir/pause-$PAUSE_VERSION.tar
 base_archive=$images_dir/debian-bookworm.tar
-upstream=(gpu-operator arc-controller gitlab-runner gitlab-runner-helper device-plugin)
 
 build_pause() {
   [ -s "$pause_archive" ] && { log "pause image cached"; return; }
@@ -41,19 +40,9 @@ build_base() {
 
 if [ "${1:-}" = --print-archives ]; then
   for f in "$pause_archive" "$base_archive"; do [ -s "$f" ] && echo "$f"; done
-  for c in "${upstream[@]}"; do
-    [ -x "$here/upstream/$c.sh" ] || [ -f "$here/upstream/$c.sh" ] || continue
-    f=$(bash "$here/upstream/$c.sh" --print-archive) && [ -s "$f" ] && echo "$f"
-  done
   exit 0
 fi
 
 build_pause
 build_base
-for c in "${upstream[@]}"; do
-  [ -f "$here/upstream/$c.sh" ] || { log "$c: no build script yet"; continue; }
-  rc=0; bash "$here/upstream/$c.sh" || rc=$?
-  # 3: the source snapshot is not on this machine (said by the script).
-  [ $rc -eq 0 ] || [ $rc -eq 3 ] || exit $rc
-done
 log "images ready under $images_dir"

@@ -70,7 +70,18 @@ def start_real_node(layout: Layout, started: float) -> None:
             cluster.wait_for("containerd", lambda: node.ctr(layout, "version", timeout=5).returncode == 0,
                              started, timeout=60)
             node.import_images(layout, images.archives())
+            report_real_components(layout)
     cluster.wait_for(f"real node {node.REAL_NODE} Ready", lambda: node.node_ready(layout), started, timeout=120)
+
+
+def report_real_components(layout: Layout) -> None:
+    """Say which charts' components run for real, and what the others lack (inventories/local reads the list)."""
+    held = node.image_references(layout)
+    real = images.write_real_components(layout, held)
+    print("testbed: components that run for real on the real node: " + (", ".join(real) or "none"), flush=True)
+    for component, refs in images.missing_images(held).items():
+        print(f"testbed: {component} runs on simulated nodes only (nothing executes): its image is not provided "
+              f"({', '.join(refs)}; see docs/testbed-images.md)", flush=True)
 
 
 def stop_everything(layout: Layout) -> list[str]:

@@ -1,12 +1,30 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The image archives the real node imports (built by tools/testbed/build-images.sh)."""
+"""The image archives the real node imports, and which charts' components can run for real.
+
+No registry is reachable, so every image arrives as an archive:
+- built here by tools/testbed/build-images.sh: the pod sandbox (pause) and a
+  Debian base for test and canary pods;
+- provided: the images the charts' own components run (the GPU Operator, the
+  ARC controller, the gitlab-runner manager and its helper, the device plugin).
+  Their sources are not served by the Go module proxy this machine reaches, so
+  the project cannot build them; a maintainer puts each image's archive
+  (`docker save` of the official image, or any build of the same reference) in
+  the provided-images folder (docs/testbed-images.md).
+
+A component whose images are all on the real node runs there for real
+(inventories/local reads real-components.json); otherwise it runs on the
+simulated nodes, where nothing executes, and the tests that need it skip,
+naming the missing image.
+"""
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 from pathlib import Path
 
-from .layout import TOOLS_DIR
+from .layout import TOOLS_DIR, Layout
 
 
 def _pinned(name: str) -> str:
@@ -20,12 +38,51 @@ PAUSE_IMAGE = f"registry.k8s.io/pause:{_pinned('PAUSE_VERSION')}"
 # A Debian bookworm root (mmdebstrap) for test and canary pods on the real node.
 BASE_IMAGE = "gpuci.local/testbed/debian:bookworm"
 
+# The exact references the charts in ../shared/charts make the kubelet ask for
+# (tests/unit/test_testbed_upstream_images.py derives them from the charts).
+UPSTREAM_IMAGES = {
+    "gpu-operator": ("nvcr.io/nvidia/gpu-operator:v26.7.0",),
+    "arc-controller": ("ghcr.io/actions/gha-runner-scale-set-controller:0.14.2",),
+    "gitlab-runner": ("registry.gitlab.com/gitlab-org/gitlab-runner:alpine-v18.9.0",
+                      "registry.gitlab.com/gitlab-org/gitlab-runner/gitlab-runner-helper:x86_64-v18.9.0"),
+    "device-plugin": ("nvcr.io/nvidia/k8s-device-plugin:v0.20.0",),
+}
+REAL_COMPONENTS_FILE = "real-components.json"
+
+
+def provided_dir() -> Path:
+    cache = Path(os.environ.get("GPUCI_TESTBED_CACHE", Path.home() / ".cache" / "gpuci-testbed"))
+    return Path(os.environ.get("GPUCI_TESTBED_UPSTREAM_IMAGES", cache / "upstream-images"))
+
 
 def archives() -> list[Path]:
-    """The archives built so far; pause first (kubelet needs it for every pod)."""
+    """The archives to import: the testbed's own (pause first: kubelet needs it for every pod), then the provided."""
     printed = subprocess.run(["bash", str(TOOLS_DIR / "build-images.sh"), "--print-archives"],
                              check=True, capture_output=True, text=True).stdout.split()
     found = [Path(p) for p in printed]
     if not any(p.name.startswith("pause-") for p in found):
         raise SystemExit("testbed: the pause image is not built; run: bash tools/testbed/build-images.sh")
-    return found
+    return found + sorted(provided_dir().glob("*.tar"))
+
+
+def real_components(references: set[str]) -> list[str]:
+    """The components whose every image is among `references` (what containerd holds)."""
+    return sorted(name for name, refs in UPSTREAM_IMAGES.items() if set(refs) <= references)
+
+
+def missing_images(references: set[str]) -> dict[str, list[str]]:
+    """Per component, the images containerd lacks."""
+    return {name: [r for r in refs if r not in references]
+            for name, refs in UPSTREAM_IMAGES.items() if not set(refs) <= references}
+
+
+def write_real_components(layout: Layout, references: set[str]) -> list[str]:
+    components = real_components(references)
+    (layout.state / REAL_COMPONENTS_FILE).write_text(json.dumps(components) + "\n")
+    return components
+
+
+def read_real_components(layout: Layout) -> list[str]:
+    """What the running testbed's real node can run; [] without a real node."""
+    path = layout.state / REAL_COMPONENTS_FILE
+    return json.loads(path.read_text()) if path.is_file() else []

@@ -31,10 +31,10 @@ from .layout import (
 
 REAL_NODE_TAINT = {"key": "gpuci.runners/real-node", "value": "true", "effect": "NoSchedule"}
 REAL_NODE_LABEL = "gpuci.runners/real-node"
-SERVICE_HOST = "10.96.0.1"
+SERVICE_HOST = "10.96.0.1"  # the `kubernetes` Service's ClusterIP (first address of SERVICE_CIDR)
 # The GitLab stand-in (gitlab_standin.py) listens on the node bridge, where the
 # real node's pods reach it: inventories/local points its pools there.
-GITLAB_STANDIN_PORT = 18880  # the `kubernetes` Service's ClusterIP (first address of SERVICE_CIDR)
+GITLAB_STANDIN_PORT = 18880
 # CAP_SYS_RESOURCE is capability 24; without it in the bounding set runc needs
 # the test-harness wrapper (runc_wrapper.py).
 CAP_SYS_RESOURCE_BIT = 24
@@ -224,6 +224,14 @@ def import_images(layout: Layout, archives: list[Path]) -> None:
             raise SystemExit(f"testbed: importing {archive} failed: {done.stderr.strip()}")
         print(f"testbed: imported {archive.name} ({archive.stat().st_size / 1e6:.0f} MB, "
               f"{time.monotonic() - started:.1f}s)", flush=True)
+
+
+def image_references(layout: Layout) -> set[str]:
+    """The image references containerd holds for the kubelet."""
+    listed = ctr(layout, "images", "list", "--quiet")
+    if listed.returncode != 0:
+        raise SystemExit(f"testbed: listing the real node's images failed: {listed.stderr.strip()}")
+    return set(listed.stdout.split())
 
 
 def node_ready(layout: Layout) -> bool:

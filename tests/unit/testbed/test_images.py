@@ -1,0 +1,35 @@
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Which charts' components the testbed runs for real: those whose every image containerd holds."""
+from lib import images
+from lib.layout import Layout
+
+RUNNER, HELPER = images.UPSTREAM_IMAGES["gitlab-runner"]
+OPERATOR = images.UPSTREAM_IMAGES["gpu-operator"][0]
+
+
+def test_a_component_is_real_only_with_all_its_images():
+    held = {images.PAUSE_IMAGE, images.BASE_IMAGE, OPERATOR, RUNNER}
+    assert images.real_components(held) == ["gpu-operator"]
+    missing = images.missing_images(held)
+    assert missing["gitlab-runner"] == [HELPER], "the runner without its helper cannot run a job"
+    assert "gpu-operator" not in missing
+    assert images.real_components(held | {HELPER}) == ["gitlab-runner", "gpu-operator"]
+
+
+def test_the_list_is_written_for_the_inventory_and_read_back(tmp_path):
+    layout = Layout(state=tmp_path, charts_dir=tmp_path, apiserver_port=1, etcd_port=2, chart_repo_port=3)
+    assert images.read_real_components(layout) == [], "no real node, nothing real"
+    images.write_real_components(layout, {OPERATOR})
+    assert (tmp_path / images.REAL_COMPONENTS_FILE).read_text() == '["gpu-operator"]\n'
+    assert images.read_real_components(layout) == ["gpu-operator"]
+
+
+def test_provided_archives_come_after_the_testbeds_own(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUCI_TESTBED_UPSTREAM_IMAGES", str(tmp_path))
+    (tmp_path / "b.tar").write_bytes(b"")
+    (tmp_path / "a.tar").write_bytes(b"")
+    (tmp_path / "notes.txt").write_text("not an archive")
+    archives = images.archives()
+    assert archives[0].name.startswith("pause-")
+    assert [p.name for p in archives[-2:]] == ["a.tar", "b.tar"]
