@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "testbed"))
 
 from helpers import REPO_ROOT, Cluster, Playbooks  # noqa: E402
+from lib import images  # noqa: E402
+from lib.layout import Layout  # noqa: E402
 
 TESTBED = REPO_ROOT / "tools" / "testbed"
 
@@ -53,3 +56,35 @@ def testbed():
 @pytest.fixture(scope="session")
 def playbooks(testbed):
     return Playbooks(testbed)
+
+
+@pytest.fixture(scope="session")
+def real_components(testbed) -> RealComponents:
+    """Which charts' components run for real on the testbed's real node (their images were provided)."""
+    layout = Layout.from_environment()
+    return RealComponents(set(images.read_real_components(layout)))
+
+
+class RealComponents:
+    """The charts' components whose images the real node holds; the others run on simulated nodes."""
+
+    def __init__(self, names: set[str]):
+        self.names = names
+
+    def __contains__(self, component: str) -> bool:
+        return component in self.names
+
+    def require(self, component: str) -> None:
+        """Skip, naming the missing images, when `component` cannot run for real here."""
+        if component not in self.names:
+            pytest.skip(self.missing(component))
+
+    def note_simulated(self, component: str) -> None:
+        """Say in the test report that a check of the real component was left out."""
+        warnings.warn(self.missing(component), UserWarning, stacklevel=2)
+
+    @staticmethod
+    def missing(component: str) -> str:
+        refs = ", ".join(images.UPSTREAM_IMAGES[component])
+        return (f"{component} ran on a simulated node (nothing executed): its image is not provided "
+                f"to the testbed ({refs}; docs/testbed-images.md)")

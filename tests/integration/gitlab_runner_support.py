@@ -7,14 +7,19 @@
   (native keys first, then the pod_spec patches with real strategic merge).
 - `helm_release_payloads` / `secret_texts`: decode what Helm and Kubernetes
   store, so a token can be searched for in plain text.
+- `StandInJobs` / `trace_text`: queue a job on the testbed's GitLab stand-in
+  for one runner, wait for the runner's report, read its trace.
 """
 from __future__ import annotations
 
 import base64
 import gzip
 import json
+import re
 import sys
+import time
 import tomllib
+import urllib.request
 import uuid
 
 from helpers import REPO_ROOT, Cluster, decode_helm_record, strategic_merge
@@ -27,6 +32,7 @@ COLLECTIONS = REPO_ROOT / ".collections"
 DEFAULT_HELPER_IMAGE = "registry.gitlab.com/gitlab-org/gitlab-runner/gitlab-runner-helper:x86_64-v18.5.0"
 ADVANCED_POD_SPEC_FLAG = "FF_USE_ADVANCED_POD_SPEC_CONFIGURATION"
 HELM_RELEASE_PREFIX = "sh.helm.release.v1."
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 def runner_table(config_toml: str) -> dict:
@@ -169,3 +175,53 @@ def scoped_snapshot(cluster: Cluster, namespaces: set[str], names: set[str]) -> 
     """
     return {key: version for key, version in cluster.snapshot().items()
             if key[1] in namespaces or (not key[1] and key[2] in names | namespaces)}
+
+
+class StandInJobs:
+    """Queue jobs on the testbed's GitLab stand-in and read back what the runner reported.
+
+    The stand-in hands a job only to the runner whose token it was queued for;
+    the test names the token, the stand-in keeps only its fingerprint.
+    """
+
+    def __init__(self, base_url: str):
+        self.base_url = base_url.rstrip("/")
+
+    def _call(self, method: str, path: str, body: dict | None = None) -> dict:
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.base_url + path, data=data, method=method,
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.loads(response.read())
+
+    def queue(self, runner_token: str, script: list[str], image: str, name: str) -> int:
+        from gitlab_standin import token_fingerprint  # tools/testbed, put on sys.path by conftest.py
+
+        return self._call("POST", "/gpuci-standin/jobs", {
+            "runner_token_sha256": token_fingerprint(runner_token), "script": script, "image": image, "name": name,
+        })["id"]
+
+    def job(self, job_id: int) -> dict:
+        return self._call("GET", f"/gpuci-standin/jobs/{job_id}")
+
+    def wait_finished(self, job_id: int, timeout_s: float) -> dict:
+        """The job once the runner reported a final state; shows progress while it waits."""
+        deadline = time.monotonic() + timeout_s
+        job = self.job(job_id)
+        while job["state"] in ("pending", "running") and time.monotonic() < deadline:
+            print(f"waiting up to {deadline - time.monotonic():.0f} s more for stand-in job {job_id}: {job['state']}",
+                  flush=True)
+            time.sleep(3)
+            job = self.job(job_id)
+        return job
+
+
+def trace_text(trace: str) -> str:
+    """A job trace without the runner's per-line timestamps, stream markers and colour codes."""
+    lines = []
+    for line in trace.splitlines():
+        # "2026-11-24T00:12:34.166501Z 01O text": timestamp, stream/flags, text.
+        parts = line.split(" ", 2)
+        text = parts[2] if len(parts) == 3 and parts[0].endswith("Z") else line
+        lines.append(ANSI_ESCAPE.sub("", text))
+    return "\n".join(lines)

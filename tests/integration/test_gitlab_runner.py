@@ -6,11 +6,15 @@ The tests run in file order and share one fleet of pools: bad input, check
 mode, converge, idempotence, what the chart stored, the scheduling proof, token
 hygiene, pruning, teardown.
 
-Real: the runner managers (gitlab-runner 18.9.0 built from source) run on the
-testbed's real node with the config.toml the role rendered, and register with
-the testbed's GitLab stand-in (tools/testbed/gitlab_standin.py; GitLab itself
-is out of reach). Simulated by kwok: the GPU nodes, so the job pods of the
-scheduling proof are made by the test, not by the runner.
+Real, when the gitlab-runner images were provided to the testbed (else those
+tests skip, naming the images): the runner managers run on the testbed's real
+node with the config.toml the role rendered and register with the testbed's
+GitLab stand-in (tools/testbed/gitlab_standin.py; GitLab itself is out of
+reach); the `cpu-real` pool takes jobs from the stand-in and runs them through
+GitLab's own Kubernetes executor on the real node, and the tests compare the
+job pod the runner made with the one our docs (and job_pod) describe.
+Simulated by kwok: the GPU nodes, so the job pods of the GPU scheduling proof
+are made by the test, not by the runner.
 """
 from __future__ import annotations
 
@@ -24,7 +28,9 @@ from kubernetes.client.rest import ApiException
 
 from helpers import REPO_ROOT
 from gitlab_standin import token_fingerprint  # tools/testbed, put on sys.path by conftest.py
-from lib.layout import REAL_NODE, Layout
+from lib.images import BASE_IMAGE
+from lib.layout import REAL_NODE, REAL_NODE_IP, Layout
+from lib.node import GITLAB_STANDIN_PORT, REAL_NODE_LABEL, REAL_NODE_TAINT
 
 from gitlab_runner_support import (
     ADVANCED_POD_SPEC_FLAG,
@@ -36,6 +42,8 @@ from gitlab_runner_support import (
     scheduled_or_refused,
     scoped_snapshot,
     secret_texts,
+    StandInJobs,
+    trace_text,
 )
 
 PLAYBOOK = "gitlab_runner.yml"
@@ -47,7 +55,7 @@ OUR_NAMESPACES = {MANAGER_NS, GPU_JOBS_NS, CPU_JOBS_NS}
 FLEET_SELECTOR = f"app.kubernetes.io/part-of=gpuci-runners,gpuci.runners/fleet={FLEET}"
 # Recognisable, unique per session, so a leak cannot be a coincidence.
 RUN_ID = uuid.uuid4().hex[:12]
-TOKENS = {pool: f"glrt-gpuci-canary-{pool}-{RUN_ID}" for pool in ("l40s", "a100-mig", "cpu")}
+TOKENS = {pool: f"glrt-gpuci-canary-{pool}-{RUN_ID}" for pool in ("l40s", "a100-mig", "cpu", "cpu-real")}
 ROTATED_L40S_TOKEN = f"glrt-gpuci-rotated-l40s-{RUN_ID}"
 GPU_NODES = {"gpu-l40s-0", "gpu-a100-0", "gpu-a10-0"}
 DRI_NODES = {"dri-0"}
@@ -61,6 +69,10 @@ def pools(tokens: dict[str, str] = TOKENS) -> list[dict]:
          "token": tokens["a100-mig"]},
         {"name": "cpu", "namespace": CPU_JOBS_NS, "cpu_request": "500m", "memory_request": "1Gi",
          "token": tokens["cpu"]},
+        # Its jobs run on the real node, privileged as a dri or docker-in-docker pool would be.
+        {"name": "cpu-real", "namespace": CPU_JOBS_NS, "cpu_request": "100m", "memory_request": "64Mi",
+         "image": BASE_IMAGE, "privileged": True, "node_selector": {REAL_NODE_LABEL: "true"},
+         "tolerations": [dict(REAL_NODE_TAINT, operator="Equal")], "token": tokens["cpu-real"]},
     ]
 
 
@@ -198,7 +210,7 @@ def test_each_pool_has_its_own_least_privilege_objects(fleet):
         deployment = fleet.apps.read_namespaced_deployment(name, MANAGER_NS)
         assert deployment.spec.template.spec.service_account_name == name
         assert deployment.spec.template.metadata.labels["app.kubernetes.io/part-of"] == "gpuci-runners"
-        jobs_ns = CPU_JOBS_NS if pool == "cpu" else GPU_JOBS_NS
+        jobs_ns = CPU_JOBS_NS if pool.startswith("cpu") else GPU_JOBS_NS
         role = fleet.get("rbac.authorization.k8s.io/v1", "Role", name, jobs_ns)
         assert role is not None, f"no Role {jobs_ns}/{name}"
         for rule in role["rules"]:
@@ -308,7 +320,8 @@ def manager_pods(cluster, pool: str) -> list[dict]:
             if not p["metadata"].get("deletionTimestamp")]
 
 
-def test_runner_managers_run_for_real_and_register_with_the_standin(fleet):
+def test_runner_managers_run_for_real_and_register_with_the_standin(fleet, real_components):
+    real_components.require("gitlab-runner")
     for pool, token in TOKENS.items():
         pods = manager_pods(fleet, pool)
         assert len(pods) == 1, [p["metadata"]["name"] for p in pods]
@@ -325,7 +338,94 @@ def test_runner_managers_run_for_real_and_register_with_the_standin(fleet):
             "the runner should go by the pool's name (runners.name)"
 
 
-def test_rotating_a_token_updates_the_secret_and_restarts_the_manager(fleet, playbooks):
+# --- a job, end to end: stand-in -> real runner -> job pod on the real node -> trace ---------
+
+E2E_POOL = "cpu-real"
+JOB_LABEL_POOL = "manager.runner.gitlab.com/name"
+JOB_ANNOTATION_ID = "job.runner.gitlab.com/id"
+# CAP_SYS_ADMIN is capability 21: a privileged container has it, a default one does not.
+CAP_SYS_ADMIN_BIT = 21
+
+
+@pytest.fixture(scope="module")
+def real_jobs(fleet, real_components):
+    """Two jobs the real runner of the cpu-real pool takes from the stand-in and runs:
+    {"ok"|"failing": (the job as the stand-in saw it, the job pod as the runner created it)}."""
+    real_components.require("gitlab-runner")
+    standin = StandInJobs(f"http://{REAL_NODE_IP}:{GITLAB_STANDIN_PORT}")
+    token = TOKENS[E2E_POOL]
+    queued = {
+        "ok": standin.queue(token, [f"echo gpuci-e2e-{RUN_ID}", "grep CapEff /proc/self/status", "id -u"],
+                            BASE_IMAGE, "e2e-ok"),
+        "failing": standin.queue(token, [f"echo gpuci-e2e-fails-{RUN_ID}", "exit 7"], BASE_IMAGE, "e2e-failing"),
+    }
+    pods: dict[int, dict] = {}
+    deadline = time.monotonic() + 300
+    jobs = {name: standin.job(job_id) for name, job_id in queued.items()}
+    while time.monotonic() < deadline and any(j["state"] in ("pending", "running") for j in jobs.values()):
+        # The runner deletes a job pod when the job ends: catch each one while it exists.
+        for pod in fleet.list("v1", "Pod", namespace=CPU_JOBS_NS, label_selector=f"{JOB_LABEL_POOL}={E2E_POOL}"):
+            job_id = int(pod["metadata"].get("annotations", {}).get(JOB_ANNOTATION_ID, 0))
+            if pod["spec"].get("nodeName") and job_id not in pods:
+                pods[job_id] = pod
+        jobs = {name: standin.job(job_id) for name, job_id in queued.items()}
+        states = ", ".join(f"{name} {job['state']}" for name, job in jobs.items())
+        print(f"waiting up to {deadline - time.monotonic():.0f} s for the runner's jobs: {states}", flush=True)
+        time.sleep(1)
+    return {name: (jobs[name], pods.get(job_id)) for name, job_id in queued.items()}
+
+
+def test_the_real_runner_runs_a_job_on_the_real_node(real_jobs):
+    job, pod = real_jobs["ok"]
+    assert job["state"] == "success", trace_text(job["trace"])[-3000:]
+    trace = trace_text(job["trace"])
+    assert f"gpuci-e2e-{RUN_ID}" in trace
+    assert "Using Kubernetes executor" in trace
+    assert pod is not None, "the runner's job pod was never seen"
+    assert pod["spec"]["nodeName"] == REAL_NODE
+    # The build container was privileged for real: it held CAP_SYS_ADMIN.
+    cap_eff = int(next(line for line in trace.splitlines() if line.startswith("CapEff:")).split()[1], 16)
+    assert cap_eff >> CAP_SYS_ADMIN_BIT & 1, trace
+
+
+def test_a_failing_job_reports_its_exit_code(real_jobs):
+    job, _pod = real_jobs["failing"]
+    assert (job["state"], job["exit_code"], job["failure_reason"]) == ("failed", 7, "script_failure"), job["state"]
+    assert f"gpuci-e2e-fails-{RUN_ID}" in trace_text(job["trace"])
+
+
+def test_the_runner_made_the_job_pod_our_docs_describe(fleet, real_jobs):
+    _job, pod = real_jobs["ok"]
+    assert pod is not None, "the runner's job pod was never seen"
+    expected = job_pod(stored_runner(fleet, E2E_POOL), CPU_JOBS_NS)["spec"]
+    spec = pod["spec"]
+    assert spec["nodeSelector"] == expected["nodeSelector"] == {REAL_NODE_LABEL: "true"}
+    for toleration in expected["tolerations"]:
+        assert toleration in spec["tolerations"], spec["tolerations"]
+    assert spec["affinity"] == expected["affinity"], "the pool's CPU-only affinity (a pod_spec patch) is missing"
+    assert "runtimeClassName" not in spec and "runtimeClassName" not in expected
+    containers = {c["name"]: c for c in spec["containers"]}
+    assert set(containers) == {"build", "helper"}
+    assert containers["build"]["resources"]["requests"] == {"cpu": "100m", "memory": "64Mi"}
+    assert containers["build"]["image"] == BASE_IMAGE
+    # Privilege is the build container's alone: not the helper's, not the init container's.
+    privileged = sorted(c["name"] for c in spec["containers"] + spec.get("initContainers", [])
+                        if (c.get("securityContext") or {}).get("privileged"))
+    assert privileged == ["build"], privileged
+    expected_privileged = sorted(c["name"] for c in expected["containers"]
+                                 if (c.get("securityContext") or {}).get("privileged"))
+    assert expected_privileged == privileged
+
+
+def test_no_runner_token_reaches_the_job(real_jobs):
+    token = TOKENS[E2E_POOL]
+    for job, pod in real_jobs.values():
+        assert token not in job["trace"]
+        assert token not in json.dumps(pod)
+    assert token not in STANDIN_RECORD.read_text()
+
+
+def test_rotating_a_token_updates_the_secret_and_restarts_the_manager(fleet, playbooks, real_components):
     before = fleet.apps.read_namespaced_deployment(release("l40s"), MANAGER_NS).spec.template.metadata.annotations or {}
     tokens = dict(TOKENS, l40s=ROTATED_L40S_TOKEN)
     run = playbooks.run(PLAYBOOK, extra_vars=fleet_vars(pools(tokens)), verbosity=3, diff=True).assert_ok()
@@ -339,6 +439,9 @@ def test_rotating_a_token_updates_the_secret_and_restarts_the_manager(fleet, pla
     # Only the rotated pool restarts.
     other = fleet.apps.read_namespaced_deployment(release("cpu"), MANAGER_NS).spec.template.metadata.annotations
     assert "gpuci.runners/token-version" not in (other or {})
+    if "gitlab-runner" not in real_components:
+        real_components.note_simulated("gitlab-runner")  # no manager runs, so none uses a token
+        return
     # The new manager uses the new token; once the old one is gone, nobody uses the old token.
     deadline = time.monotonic() + 180
     while len(fleet.list("v1", "Pod", namespace=MANAGER_NS, label_selector=f"release={release('l40s')}")) > 1 \
@@ -357,10 +460,10 @@ def test_rotating_a_token_updates_the_secret_and_restarts_the_manager(fleet, pla
 def test_absent_and_undeclared_pools_are_removed(fleet, playbooks):
     tokens = dict(TOKENS, l40s=ROTATED_L40S_TOKEN)
     declared = [p for p in pools(tokens) if p["name"] in ("l40s", "a100-mig")]
-    declared[1] = {"name": "a100-mig", "state": "absent"}  # the cpu pool is simply gone
+    declared[1] = {"name": "a100-mig", "state": "absent"}  # the cpu pools are simply gone
     run = playbooks.run(PLAYBOOK, extra_vars=fleet_vars(declared)).assert_ok()
     assert run.changed > 0
-    kept, removed = ["l40s"], ["a100-mig", "cpu"]
+    kept, removed = ["l40s"], ["a100-mig", "cpu", "cpu-real"]
     releases = {s.split(".v1.")[1].rsplit(".v", 1)[0] for s in helm_release_payloads(fleet, MANAGER_NS)}
     assert releases == {release(p) for p in kept}
     for kind, api in (("ServiceAccount", "v1"), ("Secret", "v1"), ("Role", "rbac.authorization.k8s.io/v1"),
