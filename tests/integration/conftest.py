@@ -45,7 +45,8 @@ def testbed():
     started_here = status.returncode != 0
     if started_here:
         subprocess.run([sys.executable, str(TESTBED / "testbed.py"), "up", "--ttl", "5400"], check=True)
-    cluster = Cluster(REPO_ROOT / ".testbed" / "kubeconfig")
+    # GPUCI_TESTBED_STATE and the port variables select a private instance (tools/testbed/lib/layout.py).
+    cluster = Cluster(Layout.from_environment().kubeconfig)
     try:
         yield cluster
     finally:

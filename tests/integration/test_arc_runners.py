@@ -99,6 +99,21 @@ def with_scale_set(name: str, **changes) -> dict:
     return {**CONVERGE, "arc_runners_scale_sets": scale_sets}
 
 
+
+# --- An inventory without scale sets gets nothing of ARC ---------------------
+
+@pytest.mark.parametrize("check", [True, False], ids=["check-mode", "run"])
+def test_no_scale_sets_no_controller_and_no_chart_download(testbed, playbooks, check):
+    """A GitLab-only site: no controller, CRDs, namespaces or releases; the chart repository is never read."""
+    nothing = {**BASE, "arc_runners_scale_sets": [], "arc_runners_chart_repo_url": "oci://127.0.0.1:9/unreachable"}
+    before = role_objects(testbed)
+    run = playbooks.run(PLAYBOOK, extra_vars=nothing, check=check).assert_ok()
+    assert run.changed == 0, run.output[-3000:]
+    assert "nothing of ARC to install" in run.output
+    assert role_objects(testbed) == before
+    assert testbed.get("v1", "Namespace", CONTROLLER_NAMESPACE) is None
+    assert not helm_releases(testbed, CONTROLLER_NAMESPACE)
+
 # --- Bad input: refused before any change ---------------------------------
 
 BAD_INPUTS = {
