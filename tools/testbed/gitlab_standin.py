@@ -12,11 +12,22 @@ runner uses) that a registered runner needs to take a job and run it:
     PUT   /api/v4/jobs/<id>          the job's state and exit code (JOB-TOKEN)
     PATCH /api/v4/jobs/<id>/trace    the job's log, appended by Content-Range (JOB-TOKEN)
 
-Tests queue jobs and read them back through two endpoints of the stand-in's
-own (GitLab has none of these; the harness is the only client):
+and the subset of the REST API that creating and deleting runners with an
+access token takes (what python-gitlab and community.general.gitlab_runner
+call; the `PRIVATE-TOKEN` must start `glpat-`):
+
+    GET    /api/v4/user, /api/v4/version
+    GET    /api/v4/runners/all, /api/v4/projects/<id>/runners, /api/v4/groups/<id>/runners
+    GET    /api/v4/projects/<id>, /api/v4/groups/<id>
+    POST   /api/v4/user/runners      a new runner and its `glrt-` authentication token
+    GET    /api/v4/runners/<id>      PUT to update it, DELETE to delete it
+
+Tests queue jobs and read back jobs and runners through endpoints of the
+stand-in's own (GitLab has none of these; the harness is the only client):
 
     POST  /gpuci-standin/jobs        {"runner_token_sha256", "script", "image", "variables"} -> {"id"}
     GET   /gpuci-standin/jobs/<id>   state, exit code, failure reason, trace
+    GET   /gpuci-standin/runners     the runners created through the API (token fingerprints only)
 
 A job goes only to the runner whose token matches the fingerprint it was queued
 for, so a test chooses the pool. Jobs run with GIT_STRATEGY=none: there is no
@@ -43,6 +54,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 TOKEN_PREFIX = "glrt-"
+ACCESS_TOKEN_PREFIX = "glpat-"
+VERSION = {"version": "18.9.0", "revision": "gpuci-standin"}
 # GitLab's CI job tokens start so; the runner masks them in traces by prefix.
 JOB_TOKEN_PREFIX = "glcbt-"
 JOB_TIMEOUT_S = 600
@@ -153,8 +166,71 @@ class JobBoard:
                     "trace": job["trace"].decode("utf-8", "replace")}
 
 
+class RunnerRegistry:
+    """Runners created through the API with an access token, as GitLab keeps them."""
+
+    EDITABLE = ("description", "active", "paused", "tag_list", "run_untagged", "locked", "access_level",
+                "maximum_timeout")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._runners: dict[int, dict] = {}
+        self._next_id = 1000
+
+    def create(self, fields: dict) -> dict:
+        """The new runner with its authentication token (GitLab shows it once)."""
+        with self._lock:
+            runner_id_ = self._next_id
+            self._next_id += 1
+            token = TOKEN_PREFIX + secrets.token_urlsafe(20)
+            scope = {"instance_type": {}, "group_type": {"groups": [{"id": str(fields.get("group_id"))}]},
+                     "project_type": {"projects": [{"id": str(fields.get("project_id"))}]}}
+            runner_type = fields.get("runner_type", "instance_type")
+            self._runners[runner_id_] = {
+                "id": runner_id_, "runner_type": runner_type, "token": token, "active": True, "paused": False,
+                "tag_list": [], "run_untagged": True, "locked": False, "access_level": "not_protected",
+                "maximum_timeout": None, "description": "", **scope.get(runner_type, {}),
+                **{k: v for k, v in fields.items() if k in self.EDITABLE}}
+            return {"id": runner_id_, "token": token, "token_expires_at": None}
+
+    def listed(self, owner: tuple[str, str] | None = None) -> list[dict]:
+        """Runners as GitLab lists them (no token); `owner` ("projects"|"groups", id) narrows the list."""
+        with self._lock:
+            runners = list(self._runners.values())
+        if owner:
+            kind, ident = owner
+            runners = [r for r in runners if any(o["id"] == ident for o in r.get(kind, []))]
+        return [{"id": r["id"], "description": r["description"], "active": r["active"], "paused": r["paused"],
+                 "runner_type": r["runner_type"], "is_shared": r["runner_type"] == "instance_type"} for r in runners]
+
+    def get(self, runner_id_: int) -> dict | None:
+        with self._lock:
+            runner = self._runners.get(runner_id_)
+            return {k: v for k, v in runner.items() if k != "token"} if runner else None
+
+    def update(self, runner_id_: int, fields: dict) -> dict | None:
+        with self._lock:
+            runner = self._runners.get(runner_id_)
+            if runner is None:
+                return None
+            runner.update({k: v for k, v in fields.items() if k in self.EDITABLE})
+        return self.get(runner_id_)
+
+    def delete(self, runner_id_: int) -> bool:
+        with self._lock:
+            return self._runners.pop(runner_id_, None) is not None
+
+    def describe(self) -> list[dict]:
+        """What a test may read: the runners, each token as a fingerprint."""
+        with self._lock:
+            return [{**{k: v for k, v in r.items() if k != "token"}, "token_sha256": token_fingerprint(r["token"])}
+                    for r in self._runners.values()]
+
+
 JOB_PATH = re.compile(r"^/api/v4/jobs/(\d+)(/trace)?(\?.*)?$")
 HARNESS_JOB_PATH = re.compile(r"^/gpuci-standin/jobs/(\d+)$")
+RUNNER_PATH = re.compile(r"^/api/v4/runners/(\d+)$")
+OWNER_PATH = re.compile(r"^/api/v4/(projects|groups)/([^/?]+)(/runners)?$")
 CONTENT_RANGE = re.compile(r"^(\d+)-(\d+)$")
 
 
@@ -162,6 +238,7 @@ class StandIn(BaseHTTPRequestHandler):
     server_version = "gpuci-gitlab-standin/1"
     record: Path
     board = JobBoard()
+    registry = RunnerRegistry()
     lock = threading.Lock()
 
     def _raw_body(self) -> bytes:
@@ -197,8 +274,49 @@ class StandIn(BaseHTTPRequestHandler):
             payload = {"message": f"{status} {'Forbidden' if status == 403 else 'Not Found'} (gpuci GitLab stand-in)"}
         self._reply(status, payload, headers)
 
+    def _runner_api(self, method: str, body: dict) -> bool:
+        """Answer the access-token REST API (creating, reading, updating, deleting runners); False if not ours."""
+        path = self.path.split("?", 1)[0]
+        runner_match, owner_match = RUNNER_PATH.match(path), OWNER_PATH.match(path)
+        if not (path in ("/api/v4/user", "/api/v4/version", "/api/v4/runners/all", "/api/v4/user/runners")
+                or runner_match or owner_match):
+            return False
+        token = self.headers.get("PRIVATE-TOKEN", "")
+        endpoint = RUNNER_PATH.sub("/api/v4/runners/:id", path)
+        if not token.startswith(ACCESS_TOKEN_PREFIX):
+            self._answer(endpoint, token, 401, {"message": "401 Unauthorized (gpuci GitLab stand-in)"})
+            return True
+        status, payload = 404, None
+        if method == "GET" and path == "/api/v4/user":
+            status, payload = 200, {"id": 1, "username": "gpuci-standin", "is_admin": True}
+        elif method == "GET" and path == "/api/v4/version":
+            status, payload = 200, VERSION
+        elif method == "GET" and path == "/api/v4/runners/all":
+            status, payload = 200, self.registry.listed()
+        elif method == "POST" and path == "/api/v4/user/runners":
+            status, payload = 201, self.registry.create(body)
+        elif owner_match and method == "GET":
+            kind, ident, runners = owner_match.groups()
+            status = 200
+            payload = self.registry.listed((kind, ident)) if runners else \
+                {"id": int(ident) if ident.isdigit() else ident, "full_path": ident}
+        elif runner_match:
+            runner = int(runner_match.group(1))
+            if method == "GET":
+                payload = self.registry.get(runner)
+            elif method == "PUT":
+                payload = self.registry.update(runner, body)
+            elif method == "DELETE":
+                status = 204 if self.registry.delete(runner) else 404
+            status = 200 if payload is not None else status
+        # The record keeps which runner was made or touched, never a token.
+        self._answer(endpoint, token, status, payload, runner=(payload or {}).get("id") if status == 201 else None)
+        return True
+
     def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
         body = self._body()
+        if self._runner_api("POST", body):
+            return
         if self.path == "/gpuci-standin/jobs":
             job_id = self.board.queue(body["runner_token_sha256"], body["script"], body["image"],
                                       body.get("variables"), body.get("name"))
@@ -219,6 +337,8 @@ class StandIn(BaseHTTPRequestHandler):
     def do_PUT(self) -> None:  # noqa: N802
         match = JOB_PATH.match(self.path)
         body = self._body()
+        if self._runner_api("PUT", body):
+            return
         token = str(body.get("token") or self.headers.get("JOB-TOKEN", ""))
         if not match or match.group(2):
             self._answer(self.path, token, 404)
@@ -249,7 +369,16 @@ class StandIn(BaseHTTPRequestHandler):
                    "X-GitLab-Trace-Update-Interval": str(TRACE_UPDATE_INTERVAL_S)}
         self._answer("/api/v4/jobs/:id/trace", token, status, None, headers, job=job_id)
 
+    def do_DELETE(self) -> None:  # noqa: N802
+        if not self._runner_api("DELETE", {}):
+            self._answer(self.path, "", 404)
+
     def do_GET(self) -> None:  # noqa: N802
+        if self._runner_api("GET", {}):
+            return
+        if self.path == "/gpuci-standin/runners":
+            self._reply(200, self.registry.describe())
+            return
         match = HARNESS_JOB_PATH.match(self.path)
         job = self.board.describe(int(match.group(1))) if match else None
         self._reply(200 if job else 404, job or {"message": "404 Not Found (gpuci GitLab stand-in)"})
