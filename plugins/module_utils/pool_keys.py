@@ -35,6 +35,8 @@ GITLAB_POOL_KEYS = GPU_REQUEST_KEYS | frozenset(
         "extra_config",
         "state",
         "tags",
+        "gitlab_group",
+        "gitlab_project",
     )
 )
 GITLAB_SECRET_KEYS = frozenset(("token",))

@@ -78,16 +78,16 @@ def test_a_queued_job_goes_to_its_runner_only_and_its_report_is_kept(standin):
 
     trace_url = f"{base}/api/v4/jobs/{job_id}/trace?debug_trace=false"
     headers = {"JOB-TOKEN": job["token"], "Content-Range": "0-5"}
-    status, answer, _ = _call(trace_url, "PATCH", b"hello\n", headers)
+    status, answer, _body = _call(trace_url, "PATCH", b"hello\n", headers)
     assert (status, answer["Range"]) == (202, "0-6")
     # A patch that does not start where the trace ends is refused with the length kept.
-    status, answer, _ = _call(trace_url, "PATCH", b"again\n", dict(headers, **{"Content-Range": "0-5"}))
+    status, answer, _body = _call(trace_url, "PATCH", b"again\n", dict(headers, **{"Content-Range": "0-5"}))
     assert (status, answer["Range"]) == (416, "0-6")
     assert _call(trace_url, "PATCH", b"x", {"JOB-TOKEN": "glcbt-wrong", "Content-Range": "6-6"})[0] == 403
 
     update = json.dumps({"token": job["token"], "state": "failed", "exit_code": 7,
                          "failure_reason": "script_failure"}).encode()
-    status, answer, _ = _call(f"{base}/api/v4/jobs/{job_id}", "PUT", update, {"Content-Type": "application/json"})
+    status, answer, _body = _call(f"{base}/api/v4/jobs/{job_id}", "PUT", update, {"Content-Type": "application/json"})
     assert (status, answer["Job-Status"]) == (200, "failed")
 
     status, _headers, body = _call(f"{base}/gpuci-standin/jobs/{job_id}", "GET")

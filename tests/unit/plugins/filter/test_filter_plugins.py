@@ -16,10 +16,11 @@ from ansible.errors import AnsibleFilterError
 
 REPO = pathlib.Path(__file__).resolve().parents[4]
 FILTER_DIR = REPO / "plugins" / "filter"
-FILTERS = ["arc_runner_template", "canary_lanes", "canary_verdict", "ci_yaml", "gitlab_runner_config", "gpu_pod_patch", "time_slicing_config"]
+FILTERS = ["arc_runner_template", "canary_lanes", "canary_verdict", "ci_yaml", "created_runner_tokens",
+           "gitlab_runner_config", "gpu_pod_patch", "time_slicing_config"]
 
 # The positional argument of each filter: the GPU class catalogue, unless named here (None: it takes none).
-POSITIONAL = {"ci_yaml": "header", "canary_verdict": None}
+POSITIONAL = {"ci_yaml": "header", "canary_verdict": None, "created_runner_tokens": None}
 
 
 def load(name):
