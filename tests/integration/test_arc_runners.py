@@ -99,7 +99,6 @@ def with_scale_set(name: str, **changes) -> dict:
     return {**CONVERGE, "arc_runners_scale_sets": scale_sets}
 
 
-
 # --- An inventory without scale sets gets nothing of ARC ---------------------
 
 @pytest.mark.parametrize("check", [True, False], ids=["check-mode", "run"])
@@ -113,6 +112,7 @@ def test_no_scale_sets_no_controller_and_no_chart_download(testbed, playbooks, c
     assert role_objects(testbed) == before
     assert testbed.get("v1", "Namespace", CONTROLLER_NAMESPACE) is None
     assert not helm_releases(testbed, CONTROLLER_NAMESPACE)
+
 
 # --- Bad input: refused before any change ---------------------------------
 
