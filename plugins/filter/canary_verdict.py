@@ -5,20 +5,11 @@
 
 from __future__ import annotations
 
-from ansible.errors import AnsibleFilterError
-
 from ansible_collections.gpuci.runners.plugins.module_utils.canary_verdict import canary_verdict
-from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError
-
-
-def _canary_verdict(value):
-    # No gpu_classes argument: the lanes it judges already carry their resolved requests.
-    try:
-        return canary_verdict(value)
-    except ValidationError as error:
-        raise AnsibleFilterError("gpuci.runners.canary_verdict: %s" % error)
+from ansible_collections.gpuci.runners.plugins.plugin_utils.filter_errors import as_input_filter
 
 
 class FilterModule(object):
     def filters(self):
-        return {"canary_verdict": _canary_verdict}
+        # No gpu_classes argument: the lanes it judges already carry their resolved requests.
+        return {"canary_verdict": as_input_filter("canary_verdict", canary_verdict)}

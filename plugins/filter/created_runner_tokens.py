@@ -5,20 +5,11 @@
 
 from __future__ import annotations
 
-from ansible.errors import AnsibleFilterError
-
 from ansible_collections.gpuci.runners.plugins.module_utils.created_runners import created_runner_tokens
-from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError
-
-
-def _created_runner_tokens(value):
-    # No gpu_classes argument: runners, not GPUs.
-    try:
-        return created_runner_tokens(value)
-    except ValidationError as error:
-        raise AnsibleFilterError("gpuci.runners.created_runner_tokens: %s" % error)
+from ansible_collections.gpuci.runners.plugins.plugin_utils.filter_errors import as_input_filter
 
 
 class FilterModule(object):
     def filters(self):
-        return {"created_runner_tokens": _created_runner_tokens}
+        # No gpu_classes argument: runners, not GPUs.
+        return {"created_runner_tokens": as_input_filter("created_runner_tokens", created_runner_tokens)}

@@ -27,3 +27,16 @@ def as_filter(filter_name, builder):
             raise AnsibleFilterError("gpuci.runners.%s: %s" % (filter_name, error))
 
     return run
+
+
+def as_input_filter(filter_name, builder):
+    """Wrap ``builder(value)``, a builder that takes its whole input as one value (no gpu_classes)."""
+
+    @functools.wraps(builder)
+    def run(value):
+        try:
+            return builder(value)
+        except ValidationError as error:
+            raise AnsibleFilterError("gpuci.runners.%s: %s" % (filter_name, error))
+
+    return run
