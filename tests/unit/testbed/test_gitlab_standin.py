@@ -10,6 +10,7 @@ from http.server import ThreadingHTTPServer
 import pytest
 
 import gitlab_standin
+from lib import gitlab_state
 
 TOKEN = "glrt-unit-test-token-never-recorded"
 
@@ -73,7 +74,7 @@ def test_a_queued_job_goes_to_its_runner_only_and_its_report_is_kept(standin):
     assert job["id"] == job_id and job["image"] == {"name": "debian:bookworm"}
     assert job["steps"][0]["script"] == ["echo hi", "exit 7"]
     assert {"key": "GIT_STRATEGY", "value": "none", "public": True} in job["variables"]
-    assert job["token"].startswith(gitlab_standin.JOB_TOKEN_PREFIX)
+    assert job["token"].startswith(gitlab_state.JOB_TOKEN_PREFIX)
     assert _post(base + "/api/v4/jobs/request", {"token": TOKEN})[0] == 204, "a job is handed out once"
 
     trace_url = f"{base}/api/v4/jobs/{job_id}/trace?debug_trace=false"
