@@ -7,7 +7,7 @@ import copy
 import pytest
 import yaml
 
-from ansible_collections.gpuci.runners.plugins.module_utils.arc_template import arc_runner_template
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runner_template import arc_runner_template
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError
 
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from ansible_collections.gpuci.runners.plugins.module_utils.canary_lanes import canary_lanes
-from ansible_collections.gpuci.runners.plugins.module_utils.pod_patch import gpu_pod_patch
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_pod_patch import gpu_pod_patch
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError
 
 TOKEN = "glrt-must-never-leak"

@@ -8,7 +8,7 @@ import tomllib
 
 import pytest
 
-from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_config import gitlab_runner_config
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_config import gitlab_runner_config
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError
 
 FLAG = "FF_USE_ADVANCED_POD_SPEC_CONFIGURATION"

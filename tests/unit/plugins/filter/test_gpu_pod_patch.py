@@ -4,7 +4,7 @@ import copy
 
 import pytest
 
-from ansible_collections.gpuci.runners.plugins.module_utils.pod_patch import gpu_pod_patch
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_pod_patch import gpu_pod_patch
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError
 
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}

@@ -3,7 +3,7 @@
 import pytest
 import yaml
 
-from ansible_collections.gpuci.runners.plugins.module_utils.time_slicing import time_slicing_config
+from ansible_collections.gpuci.runners.plugins.module_utils.time_slicing_config import time_slicing_config
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_classes import merged_classes
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_request import cuda_runtime_class, resolve_gpu_request
-from ansible_collections.gpuci.runners.plugins.module_utils.pod_patch import container_patch, pod_volumes
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_pod_patch import container_patch, pod_volumes
 from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import GITLAB_POOL_KEYS, GITLAB_SECRET_KEYS
 from ansible_collections.gpuci.runners.plugins.module_utils.rendering import to_json, to_toml
 from ansible_collections.gpuci.runners.plugins.module_utils.scheduling import cpu_only_affinity

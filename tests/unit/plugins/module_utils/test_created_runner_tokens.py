@@ -10,7 +10,7 @@ import base64
 
 import pytest
 
-from ansible_collections.gpuci.runners.plugins.module_utils.created_runners import (
+from ansible_collections.gpuci.runners.plugins.module_utils.created_runner_tokens import (
     CREATED_IN_ANNOTATION, POOL_LABEL, created_runner_tokens)
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError
 

@@ -18,7 +18,7 @@ import re
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_classes import merged_classes
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_request import cuda_runtime_class, resolve_gpu_request
-from ansible_collections.gpuci.runners.plugins.module_utils.pod_patch import container_patch, placement, pod_volumes
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_pod_patch import container_patch, placement, pod_volumes
 from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import ARC_SCALE_SET_KEYS, ARC_SECRET_KEYS
 from ansible_collections.gpuci.runners.plugins.module_utils.rendering import to_yaml
 from ansible_collections.gpuci.runners.plugins.module_utils.scheduling import cpu_only_affinity
