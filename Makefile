@@ -11,12 +11,12 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 # The venv's tools and the testbed's helm/kubectl come first on PATH.
 export PATH := $(CURDIR)/$(BIN):$(shell bash tools/testbed/build.sh --print-paths 2>/dev/null):$(PATH)
 
-.PHONY: help venv build-testbed testbed-up testbed-down demo test units lint sanity integration host-tests bench clean
+.PHONY: help venv build-testbed testbed-up testbed-down demo test units lint sanity integration host-tests docker-tests bench clean
 
 help:
 	@echo "make demo          converge inventories/local on the local testbed, run the canary, print the proof report"
 	@echo "make test          all tests: units, lint, sanity, integration (builds what it needs)"
-	@echo "make units | lint | sanity | integration | host-tests"
+	@echo "make units | lint | sanity | integration | host-tests | docker-tests"
 	@echo "make testbed-up | testbed-down   start / stop the local cluster"
 	@echo "make bench         converge benchmarks (not part of make test)"
 
@@ -58,7 +58,7 @@ sanity: venv
 integration: venv build-testbed
 	$(BIN)/pytest -q --durations=25 tests/integration
 
-test: units lint sanity integration host-tests
+test: units lint sanity integration host-tests docker-tests
 
 demo: venv build-testbed
 	bash tools/demo.sh
@@ -72,3 +72,8 @@ clean:
 
 host-tests: venv
 	bash tests/host/run.sh
+
+# The execution environment built by ansible-builder, running the AWX job
+# templates against the testbed, in a private Docker engine (docs/testing.md).
+docker-tests: venv build-testbed
+	bash tests/docker/run.sh

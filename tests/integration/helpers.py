@@ -8,21 +8,29 @@ Helm release records and throw-away inventories with GPU hosts.
 from __future__ import annotations
 
 import base64
+import contextlib
 import gzip
 import json
 import os
 import re
+import shutil
 import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 import yaml
 from kubernetes import client, config, dynamic
 from kubernetes.client.rest import ApiException
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+TESTBED = REPO_ROOT / "tools" / "testbed"
+sys.path.insert(0, str(TESTBED))
+from lib.layout import Layout  # noqa: E402  (the testbed's own: where its kubeconfig is)
 LOCAL_INVENTORY = REPO_ROOT / "inventories" / "local"
 # Objects that controllers rewrite on their own; they are left out of snapshots.
 VOLATILE_KINDS = {"Event", "Lease", "Node", "Endpoints", "EndpointSlice", "ControllerRevision"}
@@ -214,3 +222,30 @@ def helm_releases(cluster: Cluster, namespace: str | None = None) -> list[dict]:
                         "status": record["info"]["status"], "config": record.get("config") or {},
                         "manifest": record.get("manifest", ""), "secret": secret.metadata.name})
     return records
+
+
+def _toolchain_missing() -> str | None:
+    for tool in ("go", "bash"):
+        if shutil.which(tool) is None:
+            return f"the testbed build toolchain is missing: {tool!r} not on PATH"
+    return None
+
+
+@contextlib.contextmanager
+def running_testbed() -> Iterator[Cluster]:
+    """The testbed, built and started unless one runs already; stopped at the end only if started here."""
+    missing = _toolchain_missing()
+    if missing:
+        pytest.skip(missing)
+    subprocess.run(["bash", str(TESTBED / "build.sh")], check=True)
+    subprocess.run(["bash", str(TESTBED / "build-images.sh")], check=True)
+    status = subprocess.run([sys.executable, str(TESTBED / "testbed.py"), "status"], capture_output=True, check=False)
+    started_here = status.returncode != 0
+    if started_here:
+        subprocess.run([sys.executable, str(TESTBED / "testbed.py"), "up", "--ttl", "5400"], check=True)
+    # GPUCI_TESTBED_STATE and the port variables select a private instance (tools/testbed/lib/layout.py).
+    try:
+        yield Cluster(Layout.from_environment().kubeconfig)
+    finally:
+        if started_here and not os.environ.get("GPUCI_KEEP_TESTBED"):
+            subprocess.run([sys.executable, str(TESTBED / "testbed.py"), "down"], check=False)

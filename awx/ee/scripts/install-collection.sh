@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the gpuci.runners tarball copied into the build context
 # (awx/ee/collection) into the image's system collections path. Its
-# dependencies come from requirements.yml in the galaxy step before this.
+# dependencies (kubernetes.core, community.general) come with the `ansible`
+# package of requirements.txt.
 set -euo pipefail
 src=${1:?folder with gpuci-runners-*.tar.gz}
 shopt -s nullglob

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Installs pinned helm and kubectl into /usr/local/bin, each checked against
-# the sha256 its project publishes next to it. Needs internet at build time.
+# the sha256 its project publishes next to it. Downloads from the projects'
+# own sites unless a mirror with the same layout is given.
 set -euo pipefail
 helm_version=${1:?helm version, e.g. v3.19.5}
 kubectl_version=${2:?kubectl version, e.g. v1.34.4}
+helm_base_url=${3:-https://get.helm.sh}
+kubectl_base_url=${4:-https://dl.k8s.io/release}
 case "$(uname -m)" in
   x86_64) arch=amd64 ;;
   aarch64) arch=arm64 ;;
@@ -14,13 +17,13 @@ trap 'rm -rf "$work"' EXIT
 cd "$work"
 
 helm_tar="helm-${helm_version}-linux-${arch}.tar.gz"
-curl -fsSLO "https://get.helm.sh/${helm_tar}"
-curl -fsSLO "https://get.helm.sh/${helm_tar}.sha256sum"
+curl -fsSLO "${helm_base_url}/${helm_tar}"
+curl -fsSLO "${helm_base_url}/${helm_tar}.sha256sum"
 sha256sum -c "${helm_tar}.sha256sum"
 tar -xzf "$helm_tar" "linux-${arch}/helm"
 install -m 0755 "linux-${arch}/helm" /usr/local/bin/helm
 
-kubectl_url="https://dl.k8s.io/release/${kubectl_version}/bin/linux/${arch}/kubectl"
+kubectl_url="${kubectl_base_url}/${kubectl_version}/bin/linux/${arch}/kubectl"
 curl -fsSLo kubectl "$kubectl_url"
 echo "$(curl -fsSL "${kubectl_url}.sha256")  kubectl" | sha256sum -c -
 install -m 0755 kubectl /usr/local/bin/kubectl
