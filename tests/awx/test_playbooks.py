@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The AWX and Molecule playbooks pass syntax check and ansible-lint.
 
-Neither can run here (no AWX, no container engine for kind); these checks are
-what CI runs for them. The default Molecule scenario runs against the testbed
-with `molecule test` (see docs/getting-started.md)."""
+These are the fast checks. The playbooks also run for real elsewhere: the AWX
+job templates in the execution environment (tests/docker), the default
+Molecule scenario against the testbed (tests/integration/test_molecule_default.py).
+The kind scenario has not run: no kind node image can be made here yet
+(docs/testing.md)."""
 from __future__ import annotations
 
 import json
