@@ -146,6 +146,15 @@ def build(ref: str, base: str) -> None:
             server.shutdown()
 
 
+def prune_older_images(keep: str) -> None:
+    """Earlier EE tags and the build's untagged stages, so the private engine's data root stays bounded."""
+    listed = _run("docker", "image", "ls", REPOSITORY, "--format", "{{.Repository}}:{{.Tag}}", capture_output=True)
+    older = [ref for ref in listed.stdout.split() if ref != keep]
+    if older:
+        _run("docker", "image", "rm", *older, capture_output=True)
+    _run("docker", "image", "prune", "--force", capture_output=True)
+
+
 def ensure() -> str:
     """The EE image for this checkout: built, or reused when the context is unchanged."""
     ref = image_reference(build_collection())
@@ -153,6 +162,7 @@ def ensure() -> str:
         print(f"build_ee: reusing {ref}", flush=True)
     else:
         build(ref, base_image.ensure())
+        prune_older_images(keep=ref)
     return ref
 
 

@@ -30,6 +30,8 @@ import sys
 import time
 from pathlib import Path
 
+from dockerd import Engine
+
 SUITE = "bookworm"
 MIRROR = os.environ.get("GPUCI_DEBIAN_MIRROR", "http://deb.debian.org/debian")
 # What ansible-builder's scripts expect of a base: python3.11 with pip and
@@ -51,7 +53,7 @@ def reference() -> str:
 
 
 def exists(ref: str) -> bool:
-    return subprocess.run(["docker", "image", "inspect", ref], capture_output=True).returncode == 0
+    return subprocess.run(["docker", "image", "inspect", ref], capture_output=True, check=False).returncode == 0
 
 
 def build(ref: str) -> None:
@@ -67,11 +69,11 @@ def build(ref: str) -> None:
                 "--change", 'CMD ["bash"]', "-", ref]
     print(f"base image: building {ref} with mmdebstrap ({SUITE}, about a minute)", flush=True)
     started = time.monotonic()
-    log_path = Path(os.environ.get("GPUCI_DOCKER_STATE", "/tmp/gpuci-docker")) / "logs" / "base-image.log"
+    log_path = Engine.from_environment().logs / "base-image.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("wb") as log:
         root = subprocess.Popen(mmdebstrap, stdout=subprocess.PIPE, stderr=log)
-    imported = subprocess.run(importer, stdin=root.stdout, capture_output=True, text=True)
+    imported = subprocess.run(importer, stdin=root.stdout, capture_output=True, text=True, check=False)
     root.stdout.close()
     if root.wait() != 0 or imported.returncode != 0:
         raise SystemExit(f"base image: failed (mmdebstrap exit {root.returncode}, see {log_path}; "

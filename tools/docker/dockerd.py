@@ -83,7 +83,7 @@ def _runtime_options(engine: Engine) -> list[str]:
 def _responds(engine: Engine) -> bool:
     env = {**os.environ, "DOCKER_HOST": engine.docker_host}
     return subprocess.run(["docker", "version", "--format", "{{.Server.Version}}"], env=env,
-                          capture_output=True, timeout=30).returncode == 0
+                          capture_output=True, timeout=30, check=False).returncode == 0
 
 
 def up(engine: Engine) -> None:
@@ -111,10 +111,20 @@ def up(engine: Engine) -> None:
     print(f"dockerd: up at {engine.docker_host} (data root {engine.data_root})", flush=True)
 
 
+def _mounts_under(folder: Path) -> list[str]:
+    points = [line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()]
+    return sorted((p for p in points if p.startswith(f"{folder}/")), key=len, reverse=True)
+
+
 def down(engine: Engine) -> None:
-    # dockerd stops the containers and the containerd it started before it exits.
+    # dockerd stops the containers and the containerd it started before it exits,
+    # but leaves its default network namespace mounted under the exec root.
     stopped = processes.stop(engine, "dockerd", grace=30.0)
-    print("dockerd: stopped" if stopped else "dockerd: was not running", flush=True)
+    for point in _mounts_under(engine.state):
+        subprocess.run(["umount", point], check=False)
+    left = _mounts_under(engine.state)
+    print(("dockerd: stopped" if stopped else "dockerd: was not running")
+          + (f"; still mounted: {left}" if left else ""), flush=True)
 
 
 def main() -> None:
