@@ -34,6 +34,7 @@ from pathlib import Path
 TOOLS_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(TOOLS_DIR / "testbed"))
 from lib import processes  # noqa: E402  (the testbed's PID-tracked process start and stop)
+from lib.layout import ProcessFolders  # noqa: E402
 from lib.node import bounding_set_lacks_sys_resource  # noqa: E402
 
 START_TIMEOUT = 60
@@ -41,8 +42,8 @@ WRAPPED_RUNTIME = "gpuci-runc"
 
 
 @dataclass(frozen=True)
-class Engine:
-    """Folders of the private engine; also what lib.processes needs (state, logs, pids)."""
+class Engine(ProcessFolders):
+    """Folders of the private engine; its PIDs and logs under state, as the testbed's."""
     state: Path
     data_root: Path
 
@@ -51,14 +52,6 @@ class Engine:
         return cls(state=Path(os.environ.get("GPUCI_DOCKER_STATE", "/tmp/gpuci-docker")),
                    data_root=Path(os.environ.get("GPUCI_DOCKER_DATA",
                                                  Path.home() / ".cache" / "gpuci-docker" / "data-root")))
-
-    @property
-    def logs(self) -> Path:
-        return self.state / "logs"
-
-    @property
-    def pids(self) -> Path:
-        return self.state / "pids"
 
     @property
     def socket(self) -> Path:

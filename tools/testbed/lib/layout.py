@@ -22,8 +22,21 @@ POD_SUBNET = "10.89.0.0/24"
 NODE_BRIDGE = "gpuci0"
 
 
+class ProcessFolders:
+    """Where processes started by lib.processes record their PIDs and logs: under `state`."""
+    state: Path
+
+    @property
+    def logs(self) -> Path:
+        return self.state / "logs"
+
+    @property
+    def pids(self) -> Path:
+        return self.state / "pids"
+
+
 @dataclass(frozen=True)
-class Layout:
+class Layout(ProcessFolders):
     state: Path
     charts_dir: Path
     apiserver_port: int
@@ -53,14 +66,6 @@ class Layout:
     @property
     def pki(self) -> Path:
         return self.state / "pki"
-
-    @property
-    def logs(self) -> Path:
-        return self.state / "logs"
-
-    @property
-    def pids(self) -> Path:
-        return self.state / "pids"
 
     @property
     def etcd_data(self) -> Path:
