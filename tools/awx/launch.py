@@ -109,9 +109,14 @@ def write_inventory_script(private_data_dir: Path, inventory: dict) -> None:
 
 def inject_credential(kind: str, inputs: dict, private_data_dir: Path) -> tuple[dict, dict]:
     """A credential's injectors rendered as AWX renders them: (environment, extra vars)."""
-    injectors = yaml.safe_load((AWX_DIR / "credential_types.yml").read_text())["credential_types"][kind]["injectors"]
+    credential_type = yaml.safe_load((AWX_DIR / "credential_types.yml").read_text())["credential_types"][kind]
+    injectors, fields = credential_type["injectors"], credential_type["inputs"]
+    missing = set(fields.get("required", [])) - set(inputs)
+    if missing:
+        raise SystemExit(f"launch: a {kind} credential needs {sorted(missing)} (AWX refuses to save it without)")
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
-    context = dict(inputs)
+    # AWX renders an optional input left empty as an empty string.
+    context = {field["id"]: "" for field in fields["fields"]} | inputs
     if "file" in injectors:
         name = f"credential_{kind}"
         (private_data_dir / "env").mkdir(parents=True, exist_ok=True)
