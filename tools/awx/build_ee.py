@@ -41,13 +41,20 @@ import yaml
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tools" / "docker"))
 import base_image  # noqa: E402
-import dockerd  # noqa: E402
+import dockerd  # noqa: E402  (puts tools/testbed on sys.path)
+from lib.layout import Layout  # noqa: E402
 
 DEFINITION = REPO / "execution-environment.yml"
 COLLECTION_DIR = REPO / "awx" / "ee" / "collection"
 PINS = dict(line.split("=", 1) for line in (REPO / "tools" / "testbed" / "versions.env").read_text().splitlines()
             if "=" in line and not line.startswith("#"))
 REPOSITORY = "gpuci-runners-ee"
+
+
+def _venv_tool(name: str) -> str:
+    """A tool of the Python running this (the venv's ansible-galaxy, ansible-builder), else from PATH."""
+    beside = Path(sys.executable).parent / name
+    return str(beside) if beside.exists() else name
 
 
 def _run(*argv: str, **kwargs) -> subprocess.CompletedProcess:
@@ -57,7 +64,7 @@ def _run(*argv: str, **kwargs) -> subprocess.CompletedProcess:
 def build_collection() -> Path:
     for old in COLLECTION_DIR.glob("gpuci-runners-*.tar.gz"):
         old.unlink()
-    _run("ansible-galaxy", "collection", "build", "--force", "--output-path", str(COLLECTION_DIR), str(REPO),
+    _run(_venv_tool("ansible-galaxy"), "collection", "build", "--force", "--output-path", str(COLLECTION_DIR), str(REPO),
          capture_output=True)
     return next(COLLECTION_DIR.glob("gpuci-runners-*.tar.gz"))
 
@@ -79,14 +86,6 @@ def image_reference(collection: Path) -> str:
     return f"{REPOSITORY}:{version}-{context_hash(collection)}"
 
 
-def _testbed_binary(name: str) -> Path:
-    paths = _run("bash", str(REPO / "tools" / "testbed" / "build.sh"), "--print-paths", capture_output=True).stdout
-    for folder in paths.strip().split(":"):
-        if (Path(folder) / name).is_file():
-            return Path(folder) / name
-    raise SystemExit(f"build_ee: {name} is not built; run: bash tools/testbed/build.sh")
-
-
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -94,13 +93,14 @@ def _sha256(path: Path) -> str:
 def lay_out_mirror(root: Path, arch: str = "amd64") -> None:
     """helm and kubectl where install-tools.sh looks for them on get.helm.sh and dl.k8s.io."""
     helm_version, kubectl_version = PINS["HELM_VERSION"], PINS["KUBERNETES_VERSION"]
+    built = Layout.from_environment().binaries(("helm", "kubectl"))
     helm_tar = root / f"helm-{helm_version}-linux-{arch}.tar.gz"
     with tarfile.open(helm_tar, "w:gz") as tar:
-        tar.add(_testbed_binary("helm"), arcname=f"linux-{arch}/helm")
+        tar.add(built["helm"], arcname=f"linux-{arch}/helm")
     helm_tar.with_name(helm_tar.name + ".sha256sum").write_text(f"{_sha256(helm_tar)}  {helm_tar.name}\n")
     kubectl = root / kubectl_version / "bin" / "linux" / arch / "kubectl"
     kubectl.parent.mkdir(parents=True)
-    shutil.copy2(_testbed_binary("kubectl"), kubectl)
+    shutil.copy2(built["kubectl"], kubectl)
     kubectl.with_name("kubectl.sha256").write_text(_sha256(kubectl))
 
 
@@ -123,7 +123,7 @@ def build(ref: str, base: str) -> None:
         lay_out_mirror(mirror)
         server, url = serve(mirror)
         try:
-            argv = ["ansible-builder", "build", "-f", str(DEFINITION), "-t", ref, "--context", str(Path(work) / "context"),
+            argv = [_venv_tool("ansible-builder"), "build", "-f", str(DEFINITION), "-t", ref, "--context", str(Path(work) / "context"),
                     "--container-runtime", "docker", "--extra-build-cli-args=--network=host", "-v", "3",
                     "--build-arg", f"EE_BASE_IMAGE={base}", "--build-arg", "PKGMGR=/usr/bin/apt-get",
                     "--build-arg", "PKGMGR_PRESERVE_CACHE=always",
