@@ -59,8 +59,8 @@ def isolation_vars(prefix: str) -> dict:
         "arc_runners_controller_release_name": f"{prefix}-arc",
         "arc_runners_scale_set_namespace": f"{prefix}-arc-runners",
         # A role that lets a bad input through should not keep the suite waiting on Helm.
-        "gpu_operator_wait_timeout": "30s",
-        "gitlab_runner_wait_timeout": "30s",
+        "gpu_operator_wait_timeout": 30,
+        "gitlab_runner_wait_timeout": 30,
         "arc_runners_wait_timeout": 30,
     }
 

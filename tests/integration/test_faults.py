@@ -32,7 +32,7 @@ TIMEOUT_ERRORS = ("timed out waiting for the condition", "context deadline excee
 NOWHERE = {"gpuci.runners/fault-test": "no-node-has-this"}
 
 
-def fleet_vars(prefix: str, pools: list[str], wait: str = "60s") -> dict:
+def fleet_vars(prefix: str, pools: list[str], wait: int = 60) -> dict:
     return {
         "gitlab_runner_namespace": f"{prefix}-gitlab-runner",
         "gitlab_runner_fleet": prefix,
@@ -105,7 +105,7 @@ def test_api_server_lost_mid_converge_then_next_run_converges(testbed, playbooks
 
 
 def test_helm_upgrade_that_cannot_finish_rolls_back(testbed, playbooks, cleanup):
-    extra_vars = fleet_vars("rf2", ["one"], wait="20s")
+    extra_vars = fleet_vars("rf2", ["one"], wait=20)
     namespace, release = extra_vars["gitlab_runner_namespace"], "gitlab-runner-rf2-one"
     cleanup.append(extra_vars)
     playbooks.run("gitlab_runner.yml", extra_vars=extra_vars).assert_ok()
