@@ -6,12 +6,15 @@
     3 GitLab pools, ARC controller, 3 scale sets) against bare_helm.sh doing
     the same releases with the same values, measured in one run -> ratio;
 (b) a no-op rerun of site.yml, as a ratio to (a);
-(c) gitlab_runner.yml with 1, 10 and 50 pools, to show how cost grows.
+(c) gitlab_runner.yml with 1, 10, 50 and 100 pools, to show how cost grows.
 
 Order: a warm-up converge records what the roles install (release values,
 the objects they make themselves) and is torn down; then bare helm, then the
 timed converge and its rerun, each from the same clean state (CRDs, which
-Helm keeps, exist for both). Prints a table, writes benchmarks/results/latest.json.
+Helm keeps, exist for both). Each step prints a progress line as it starts
+and ends. Prints a table, writes benchmarks/results/latest.json.
+GPUCI_TESTBED_STATE and the testbed's port variables select a private testbed
+instance, as for the tests (tools/testbed/lib/layout.py).
 """
 from __future__ import annotations
 
@@ -34,11 +37,16 @@ BENCH = ROOT / "benchmarks"
 INVENTORY = BENCH / "inventory"
 RESULTS = BENCH / "results"
 TESTBED = [sys.executable, str(ROOT / "tools" / "testbed" / "testbed.py")]
-KUBECONFIG = ROOT / ".testbed" / "kubeconfig"
+KUBECONFIG = Path(os.environ.get("GPUCI_TESTBED_STATE", ROOT / ".testbed")) / "kubeconfig"
 CHART_REPO = os.environ.get("GPUCI_CHART_REPO_URL", "http://127.0.0.1:18879")
 NAMESPACES = ("bench-gpu-operator", "bench-gitlab-runner", "bench-arc-systems", "bench-arc-runners")
 OWN_KINDS = ("namespaces", "secrets", "serviceaccounts", "roles", "rolebindings", "configmaps")
-POOL_COUNTS = (1, 10, 50)
+POOL_COUNTS = (1, 10, 50, 100)
+STARTED = time.monotonic()
+
+
+def progress(message: str) -> None:
+    print(f"[bench {time.monotonic() - STARTED:5.0f}s] {message}", flush=True)
 
 
 def tool_env() -> dict[str, str]:
@@ -68,9 +76,12 @@ def playbook(name: str, extra_vars: dict | None = None, profile: bool = False) -
     if name == "site.yml":
         wait_for_sole_gpu_operator()
     env = dict(ENV, ANSIBLE_CALLBACKS_ENABLED="ansible.posix.profile_tasks") if profile else ENV
+    what = f"{name} with {json.dumps(extra_vars)[:60]}" if extra_vars else name
+    progress(f"running {what}")
     started = time.monotonic()
     proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     elapsed = time.monotonic() - started
+    progress(f"  {name} took {elapsed:.1f}s")
     os.unlink(handle.name)
     if proc.returncode:
         raise RuntimeError(f"{name} failed ({proc.returncode}):\n{proc.stdout[-5000:]}{proc.stderr[-2000:]}")
@@ -174,9 +185,11 @@ def run(pool_counts: tuple[int, ...]) -> dict:
         teardown()
 
         wait_for_sole_gpu_operator()
+        progress(f"running bare_helm.sh: the same {result['releases']} releases by helm upgrade --install --wait")
         started = time.monotonic()
         sh("bash", str(BENCH / "bare_helm.sh"), str(plan), CHART_REPO)
         bare = time.monotonic() - started
+        progress(f"  bare helm took {bare:.1f}s")
         teardown()
 
     converge, converge_out = playbook("site.yml", profile=True)
