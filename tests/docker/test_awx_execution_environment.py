@@ -21,6 +21,7 @@ import yaml
 import build_ee
 import launch
 from helpers import helm_releases
+from lib.images import pinned
 from lib.layout import Layout
 
 INVENTORY = "inventories/local/hosts.yml"
@@ -71,8 +72,8 @@ def test_the_ee_holds_the_collection_and_the_pinned_tools(ee_image):
     collections = _in_image(ee_image, "ansible-galaxy", "collection", "list", "--format", "json")
     found = {name for path in json.loads(collections).values() for name in path}
     assert {"kubernetes.core", "community.general", "awx.awx"} <= found, found
-    assert build_ee.PINS["HELM_VERSION"] in _in_image(ee_image, "helm", "version", "--short")
-    assert build_ee.PINS["KUBERNETES_VERSION"] in _in_image(ee_image, "kubectl", "version", "--client")
+    assert pinned("HELM_VERSION") in _in_image(ee_image, "helm", "version", "--short")
+    assert pinned("KUBERNETES_VERSION") in _in_image(ee_image, "kubectl", "version", "--client")
 
 
 def test_the_image_tag_follows_the_build_context(ee_image):

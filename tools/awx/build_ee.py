@@ -42,12 +42,11 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tools" / "docker"))
 import base_image  # noqa: E402
 import dockerd  # noqa: E402  (puts tools/testbed on sys.path)
+from lib.images import pinned  # noqa: E402
 from lib.layout import Layout  # noqa: E402
 
 DEFINITION = REPO / "execution-environment.yml"
 COLLECTION_DIR = REPO / "awx" / "ee" / "collection"
-PINS = dict(line.split("=", 1) for line in (REPO / "tools" / "testbed" / "versions.env").read_text().splitlines()
-            if "=" in line and not line.startswith("#"))
 REPOSITORY = "gpuci-runners-ee"
 
 
@@ -92,7 +91,7 @@ def _sha256(path: Path) -> str:
 
 def lay_out_mirror(root: Path, arch: str = "amd64") -> None:
     """helm and kubectl where install-tools.sh looks for them on get.helm.sh and dl.k8s.io."""
-    helm_version, kubectl_version = PINS["HELM_VERSION"], PINS["KUBERNETES_VERSION"]
+    helm_version, kubectl_version = pinned("HELM_VERSION"), pinned("KUBERNETES_VERSION")
     built = Layout.from_environment().binaries(("helm", "kubectl"))
     helm_tar = root / f"helm-{helm_version}-linux-{arch}.tar.gz"
     with tarfile.open(helm_tar, "w:gz") as tar:

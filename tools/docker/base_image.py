@@ -4,7 +4,7 @@
 
 TEST HARNESS ONLY. No registry is reachable from these machines, so the
 execution environment is built on this image instead of its public default
-(execution-environment.yml). Two things make it a harness image, not a
+(execution-environment.yml). Three things make it a harness image, not a
 product one:
 - it trusts this machine's CA bundle (/etc/ssl/certs/ca-certificates.crt),
   because the package indexes are reached through this machine's network,

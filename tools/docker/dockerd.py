@@ -35,7 +35,7 @@ TOOLS_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(TOOLS_DIR / "testbed"))
 from lib import processes  # noqa: E402  (the testbed's PID-tracked process start and stop)
 from lib.layout import ProcessFolders  # noqa: E402
-from lib.node import bounding_set_lacks_sys_resource  # noqa: E402
+from lib.node import bounding_set_lacks_sys_resource, write_runc_launcher  # noqa: E402
 
 START_TIMEOUT = 60
 WRAPPED_RUNTIME = "gpuci-runc"
@@ -65,11 +65,7 @@ class Engine(ProcessFolders):
 def _runtime_options(engine: Engine) -> list[str]:
     if not bounding_set_lacks_sys_resource():
         return []
-    launcher = engine.state / "runc-wrapped"
-    launcher.write_text("#!/bin/sh\n# Test-harness workaround, see tools/testbed/runc_wrapper.py\n"
-                        f'exec {sys.executable} {TOOLS_DIR / "testbed" / "runc_wrapper.py"} '
-                        f'--runc {shutil.which("runc") or "/usr/sbin/runc"} "$@"\n')
-    launcher.chmod(0o755)
+    launcher = write_runc_launcher(engine.state / "runc-wrapped", Path(shutil.which("runc") or "/usr/sbin/runc"))
     return [f"--add-runtime={WRAPPED_RUNTIME}={launcher}", f"--default-runtime={WRAPPED_RUNTIME}"]
 
 
@@ -85,7 +81,7 @@ def up(engine: Engine) -> None:
         return
     dockerd = shutil.which("dockerd")
     if not dockerd:
-        raise SystemExit("dockerd: not installed; run: apt-get install -y docker.io (tools/docker/setup.sh does)")
+        raise SystemExit("dockerd: not installed; run: apt-get install -y docker.io (tests/docker/run.sh does)")
     for folder in (engine.logs, engine.pids, engine.state / "exec", engine.data_root):
         folder.mkdir(parents=True, exist_ok=True)
     argv = [dockerd, f"--data-root={engine.data_root}", f"--exec-root={engine.state / 'exec'}",

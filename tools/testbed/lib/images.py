@@ -27,14 +27,15 @@ from pathlib import Path
 from .layout import TOOLS_DIR, Layout
 
 
-def _pinned(name: str) -> str:
+def pinned(name: str) -> str:
+    """A version pinned in tools/testbed/versions.env."""
     for line in (TOOLS_DIR / "versions.env").read_text().splitlines():
         if line.startswith(name + "="):
             return line.split("=", 1)[1].strip()
     raise KeyError(name)
 
 
-PAUSE_IMAGE = f"registry.k8s.io/pause:{_pinned('PAUSE_VERSION')}"
+PAUSE_IMAGE = f"registry.k8s.io/pause:{pinned('PAUSE_VERSION')}"
 # A Debian bookworm root (mmdebstrap) for test and canary pods on the real node.
 BASE_IMAGE = "gpuci.local/testbed/debian:bookworm"
 

@@ -51,15 +51,19 @@ def cgroup_version() -> int:
     return 2 if Path("/sys/fs/cgroup/cgroup.controllers").exists() else 1
 
 
-def _runc_binary(layout: Layout, runc: Path) -> Path:
-    """runc itself, or (on VMs lacking CAP_SYS_RESOURCE) a launcher of the wrapper."""
-    if not bounding_set_lacks_sys_resource():
-        return runc
-    launcher = layout.node_dir / "runc"
+def write_runc_launcher(launcher: Path, runc: Path) -> Path:
+    """An executable that runs `runc` behind the test-harness wrapper (runc_wrapper.py)."""
     launcher.write_text("#!/bin/sh\n# Test-harness workaround, see tools/testbed/runc_wrapper.py\n"
                         f'exec {sys.executable} {TOOLS_DIR / "runc_wrapper.py"} --runc {runc} "$@"\n')
     launcher.chmod(0o755)
     return launcher
+
+
+def _runc_binary(layout: Layout, runc: Path) -> Path:
+    """runc itself, or (on VMs lacking CAP_SYS_RESOURCE) a launcher of the wrapper."""
+    if not bounding_set_lacks_sys_resource():
+        return runc
+    return write_runc_launcher(layout.node_dir / "runc", runc)
 
 
 def containerd_config(layout: Layout, bins: dict[str, Path], runc_binary: Path, pause_image: str) -> str:

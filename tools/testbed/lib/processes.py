@@ -106,11 +106,18 @@ def stop_all(layout: Layout) -> list[str]:
     return stopped
 
 
-def _reap(pid: int) -> None:
-    try:
-        os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
+def _reap(pid: int, grace: float = 2.0) -> None:
+    """Collect our exited child, so no zombie is left. Its command line empties
+    while it exits, a moment before it can be waited for, hence the short loop."""
+    deadline = time.monotonic() + grace
+    while True:
+        try:
+            done, _status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:  # not our child (another process started it), or collected
+            return
+        if done or time.monotonic() > deadline:
+            return
+        time.sleep(0.05)
 
 
 def start_watchdog(layout: Layout, ttl: int) -> None:
