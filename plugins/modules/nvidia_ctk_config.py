@@ -59,6 +59,15 @@ options:
       - Name of the NVIDIA runtime in the engine's config.
     type: str
     default: nvidia
+  runtime_path:
+    description:
+      - Path of the C(nvidia-container-runtime) executable the engine runs
+        for I(runtime_name) (C(nvidia-ctk runtime configure
+        --nvidia-runtime-path)). Empty lets nvidia-ctk find it, as a
+        packaged toolkit installs it in C(/usr/bin).
+      - Set it for a toolkit outside C(/usr/bin), such as one unpacked on a
+        node image or a host without package access.
+    type: path
   set_as_default:
     description:
       - Make the NVIDIA runtime the default one.
@@ -184,10 +193,12 @@ class Computer(object):
                 f.write(text)
         return path
 
-    def runtime(self, text, runtime, name, set_as_default, cdi_enabled):
+    def runtime(self, text, runtime, name, set_as_default, cdi_enabled, runtime_path=None):
         work = self.scratch("runtime.conf", text)
         argv = [self.ctk, "runtime", "configure", "--runtime=%s" % runtime,
                 "--config=%s" % work, "--nvidia-runtime-name=%s" % name]
+        if runtime_path:
+            argv.append("--nvidia-runtime-path=%s" % runtime_path)
         if set_as_default:
             argv.append("--set-as-default")
         if cdi_enabled:
@@ -256,7 +267,7 @@ def wanted_runtime(module, computer, current):
     if p["state"] == "absent":
         if engine == "docker":
             return docker_without(current, name, True, p["cdi_enabled"], True)
-        fresh = computer.runtime(None, engine, name, p["set_as_default"], p["cdi_enabled"])
+        fresh = computer.runtime(None, engine, name, p["set_as_default"], p["cdi_enabled"], p["runtime_path"])
         if current == fresh:
             return None
         if current is not None:
@@ -270,7 +281,7 @@ def wanted_runtime(module, computer, current):
         if leftovers:
             module.fail_json(msg="%s still sets %s; nvidia-ctk cannot unset that. Remove it by hand or "
                                  "set set_as_default/cdi_enabled to match." % (p["path"], ", ".join(leftovers)))
-    return computer.runtime(current, engine, name, p["set_as_default"], p["cdi_enabled"])
+    return computer.runtime(current, engine, name, p["set_as_default"], p["cdi_enabled"], p["runtime_path"])
 
 
 def main():
@@ -281,6 +292,7 @@ def main():
             state=dict(type="str", default="present", choices=["present", "absent"]),
             runtime=dict(type="str", choices=["docker", "containerd", "crio"]),
             runtime_name=dict(type="str", default="nvidia"),
+            runtime_path=dict(type="path"),
             set_as_default=dict(type="bool", default=False),
             cdi_enabled=dict(type="bool", default=False),
             settings=dict(type="dict", default={}),

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from ansible_collections.gpuci.runners.plugins.modules.nvidia_ctk_config import (
-    ctk_value, docker_without, toml_leftovers)
+    Computer, ctk_value, docker_without, toml_leftovers)
 
 KUBEFLOW_DAEMON = json.dumps({
     "default-runtime": "nvidia",
@@ -61,3 +61,30 @@ def test_toml_leftovers_names_what_nvidia_ctk_cannot_unset():
 def test_toml_leftovers_for_crio_default_runtime():
     text = '[crio.runtime]\ndefault_runtime = "nvidia"\n'
     assert toml_leftovers(text, "crio", "nvidia", False, False) == ['crio.runtime.default_runtime = "nvidia"']
+
+
+class _RecordingModule:
+    """Stands in for AnsibleModule.run_command: records argv, writes nothing."""
+
+    def __init__(self):
+        self.argv = None
+
+    def run_command(self, argv):
+        self.argv = argv
+        return 0, "", ""
+
+
+@pytest.mark.parametrize("runtime_path, flag", [
+    ("/var/tmp/toolkit/bin/nvidia-container-runtime",
+     "--nvidia-runtime-path=/var/tmp/toolkit/bin/nvidia-container-runtime"),
+    (None, None),
+])
+def test_runtime_path_reaches_nvidia_ctk_only_when_set(runtime_path, flag):
+    module = _RecordingModule()
+    computer = Computer(module, "nvidia-ctk")
+    try:
+        computer.runtime(None, "containerd", "nvidia", False, False, runtime_path)
+    finally:
+        computer.cleanup()
+    passed = [a for a in module.argv if a.startswith("--nvidia-runtime-path")]
+    assert passed == ([flag] if flag else [])
