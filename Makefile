@@ -11,12 +11,15 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 # The venv's tools and the testbed's helm/kubectl come first on PATH.
 export PATH := $(CURDIR)/$(BIN):$(shell bash tools/testbed/build.sh --print-paths 2>/dev/null):$(PATH)
 
-.PHONY: help venv build-testbed testbed-up testbed-down demo test units lint sanity integration host-tests docker-tests bench clean
+.PHONY: help venv build-testbed testbed-up testbed-down demo test units lint sanity integration host-tests docker-tests \
+	gpu-mode-tests gpu-bundle gpu-proof bench clean
 
 help:
 	@echo "make demo          converge inventories/local on the local testbed, run the canary, print the proof report"
 	@echo "make test          all tests: units, lint, sanity, integration (builds what it needs)"
-	@echo "make units | lint | sanity | integration | host-tests | docker-tests"
+	@echo "make units | lint | sanity | integration | host-tests | docker-tests | gpu-mode-tests"
+	@echo "make gpu-proof     on a host with an NVIDIA GPU: prove an h100 lane (docs/gpu-mode.md)"
+	@echo "make gpu-bundle    pack what gpu-proof needs for a GPU host without network (docs/gpu-mode.md)"
 	@echo "make testbed-up | testbed-down   start / stop the local cluster"
 	@echo "make bench         converge benchmarks (not part of make test)"
 
@@ -58,7 +61,7 @@ sanity: venv
 integration: venv build-testbed
 	$(BIN)/pytest -q --durations=25 tests/integration
 
-test: units lint sanity integration host-tests docker-tests
+test: units lint sanity integration host-tests docker-tests gpu-mode-tests
 
 demo: venv build-testbed
 	bash tools/demo.sh
@@ -72,6 +75,20 @@ clean:
 
 host-tests: venv
 	bash tests/host/run.sh
+
+# GPU mode of the real node: a FAKE driver here, the host's GPU where there is
+# one (then the tests marked gpu run too).
+gpu-mode-tests: venv build-testbed
+	$(BIN)/pytest -q tests/gpu_mode
+
+# Stripped binaries, image archives and wheels in parts that fit a device call.
+gpu-bundle: venv build-testbed
+	$(BIN)/python tools/gpu/bundle.py build --out .gpu-bundle
+	$(BIN)/python tools/gpu/bundle.py check --bundle .gpu-bundle
+
+# With GPUCI_PYTHON and GPUCI_ANSIBLE_PLAYBOOK from an unpacked bundle nothing is built.
+gpu-proof: $(if $(GPUCI_PYTHON),,venv build-testbed)
+	bash tools/gpu/proof.sh
 
 # The execution environment built by ansible-builder, running the AWX job
 # templates against the testbed, in a private Docker engine (docs/testing.md).

@@ -17,7 +17,9 @@ source "$here/lib/common.sh"
 PAUSE_REF=registry.k8s.io/pause:$PAUSE_VERSION
 BASE_REF=gpuci.local/testbed/debian:bookworm
 pause_archive=$images_dir/pause-$PAUSE_VERSION.tar
-base_archive=$images_dir/debian-bookworm.tar
+# -cuda-env: the base carries CUDA images' PATH and LD_LIBRARY_PATH (the
+# driver's GKE-style folders), so GPU mode's injected nvidia-smi is on PATH.
+base_archive=$images_dir/debian-bookworm-cuda-env.tar
 
 build_pause() {
   [ -s "$pause_archive" ] && { log "pause image cached"; return; }
@@ -34,6 +36,8 @@ build_pause() {
 build_base() {
   [ -s "$base_archive" ] && { log "Debian base image cached"; return; }
   make_image "$BASE_REF" "$base_archive" --base-tar "$(debian_root_tar)" --cmd '["/bin/bash"]' \
+    --env PATH=/usr/local/nvidia/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    --env LD_LIBRARY_PATH=/usr/local/nvidia/lib:/usr/local/nvidia/lib64 \
     --label "org.opencontainers.image.source=mmdebstrap bookworm minbase (+python3)" \
     --label "gpuci.runners/built-by=tools/testbed"
 }

@@ -6,7 +6,8 @@
 #   ${GPUCI_TESTBED_CACHE:-~/.cache/gpuci-testbed}/<component>-<version>/bin
 # A component whose binaries are already there is not rebuilt.
 # Usage: build.sh [component ...]
-#   (kubernetes etcd kwok helm nvidia-ctk containerd runc cni; default all)
+#   (kubernetes etcd kwok helm nvidia-ctk containerd runc cni device-plugin netsetup;
+#   default all)
 # kubernetes includes the kubelet; containerd, runc and the CNI plugins make the
 # real node. All are static, so the same files run on a GPU host without a
 # package manager.
@@ -97,15 +98,35 @@ build_helm() {
     "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
 }
 
-# nvidia-ctk links libnvidia-container lookups through cgo.
+# nvidia-ctk links libnvidia-container lookups through cgo. GPU mode of the
+# real node also runs the runtime (in CDI mode: pure Go) and the CDI hook.
 build_nvidia_ctk() {
   local dir=$cache/nvidia-ctk-$NVIDIA_CTK_VERSION
-  have "$dir" nvidia-ctk && { log "nvidia-ctk $NVIDIA_CTK_VERSION cached"; return; }
-  log "building nvidia-ctk $NVIDIA_CTK_VERSION"
+  have "$dir" nvidia-ctk nvidia-container-runtime nvidia-cdi-hook && { log "nvidia-ctk $NVIDIA_CTK_VERSION cached"; return; }
+  log "building nvidia-ctk, nvidia-container-runtime, nvidia-cdi-hook $NVIDIA_CTK_VERSION"
   local pkg=github.com/NVIDIA/nvidia-container-toolkit
   GOBIN=$dir/bin CGO_ENABLED=1 with_progress nvidia-ctk go install \
     -ldflags "-s -w -X $pkg/internal/info.version=${NVIDIA_CTK_VERSION#v}" \
-    "$pkg/cmd/nvidia-ctk@$NVIDIA_CTK_VERSION"
+    "$pkg/cmd/nvidia-ctk@$NVIDIA_CTK_VERSION" "$pkg/cmd/nvidia-container-runtime@$NVIDIA_CTK_VERSION" \
+    "$pkg/cmd/nvidia-cdi-hook@$NVIDIA_CTK_VERSION"
+}
+
+# The testbed's own Go tools (tools/testbed/<folder>): GPU mode's device plugin
+# stand-in and the netlink helper for hosts without `ip`. Cached under a hash
+# of their sources, since they have no version of their own.
+own_dir() {
+  local folder=$1 sum
+  sum=$(cd "$testbed_dir/$folder" && cat go.mod go.sum main.go | sha256sum)
+  echo "$cache/$folder-${sum:0:12}"
+}
+
+build_own() {
+  local folder=$1 binary=$2 dir
+  dir=$(own_dir "$folder")
+  have "$dir" "$binary" && { log "$binary cached"; return; }
+  log "building $binary (tools/testbed/$folder)"
+  (cd "$testbed_dir/$folder" && GOFLAGS="$GOFLAGS -mod=mod" with_progress "$binary" \
+    go build -ldflags "-s -w" -o "$dir/bin/$binary" .)
 }
 
 # The real node's container runtime: containerd 2.x (daemon, shim, ctr).
@@ -152,12 +173,12 @@ if [ "${1:-}" = --print-paths ]; then
   printf '%s:' "$cache/kubernetes-$KUBERNETES_VERSION/bin" "$cache/etcd-$ETCD_VERSION/bin" \
     "$cache/kwok-$KWOK_VERSION/bin" "$cache/helm-$HELM_VERSION/bin" "$cache/nvidia-ctk-$NVIDIA_CTK_VERSION/bin" \
     "$cache/containerd-$CONTAINERD_VERSION/bin" "$cache/runc-$RUNC_VERSION/bin" \
-    "$cache/cni-plugins-$CNI_PLUGINS_VERSION/bin" | sed 's/:$//'
+    "$cache/cni-plugins-$CNI_PLUGINS_VERSION/bin" "$(own_dir deviceplugin)/bin" "$(own_dir netsetup)/bin" | sed 's/:$//'
   exit 0
 fi
 
 components=("$@")
-[ ${#components[@]} -gt 0 ] || components=(kwok helm etcd nvidia-ctk kubernetes containerd runc cni)
+[ ${#components[@]} -gt 0 ] || components=(kwok helm etcd nvidia-ctk kubernetes containerd runc cni device-plugin netsetup)
 for c in "${components[@]}"; do
   case $c in
     kubernetes) build_kubernetes ;;
@@ -168,6 +189,8 @@ for c in "${components[@]}"; do
     containerd) build_containerd ;;
     runc) build_runc ;;
     cni) build_cni ;;
+    device-plugin) build_own deviceplugin gpuci-device-plugin ;;
+    netsetup) build_own netsetup gpuci-netsetup ;;
     *) echo "unknown component: $c" >&2; exit 2 ;;
   esac
 done

@@ -4,7 +4,9 @@
 
 Real: etcd, kube-apiserver (RBAC, service accounts, admission), controller-
 manager, scheduler, helm, the upstream charts, and the node real-0 (kubelet,
-containerd, runc, CNI: containers really run there; it has no GPU).
+containerd, runc, CNI: containers really run there; no GPU outside GPU mode).
+GPU mode (lib/gpu.py, GPUCI_TESTBED_GPU=auto|on|fake|off): on a host with an
+NVIDIA GPU, real-0 runs containers with it (container_toolkit role, device plugin).
 Simulated: the GPU, CPU and dri nodes, kept Ready by kwok, which also marks
 scheduled pods Running (containers do not run), completes pods owned by Jobs
 and finishes deletions at once. GPUCI_TESTBED_REAL_NODE=0 leaves real-0 out.
@@ -27,8 +29,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from lib import certs, cluster, images, node, processes  # noqa: E402  (needs the path above)
-from lib.layout import Layout  # noqa: E402
+from lib import certs, cluster, gpu, images, node, processes  # noqa: E402  (needs the path above)
+from lib.api import ApiClient  # noqa: E402
+from lib.layout import GPU_BINARIES, Layout  # noqa: E402
 
 
 def cmd_up(layout: Layout, ttl: int) -> int:
@@ -64,7 +67,9 @@ def start_real_node(layout: Layout, started: float) -> None:
     runtime = "runc behind the CAP_SYS_RESOURCE wrapper (test harness)" \
         if node.bounding_set_lacks_sys_resource() else "runc"
     print(f"testbed: real node {node.REAL_NODE}: cgroup v{node.cgroup_version()}, {runtime}", flush=True)
-    for name, argv, env in node.commands(layout, bins):
+    driver = gpu.choose(layout)
+    device_plugin = start_gpu_mode(layout, driver, bins) if driver else None
+    for name, argv, env in node.commands(layout, bins, device_plugin):
         processes.start(layout, name, argv, env)
         if name == "containerd":
             cluster.wait_for("containerd", lambda: node.ctr(layout, "version", timeout=5).returncode == 0,
@@ -72,6 +77,29 @@ def start_real_node(layout: Layout, started: float) -> None:
             node.import_images(layout, images.archives())
             report_real_components(layout)
     cluster.wait_for(f"real node {node.REAL_NODE} Ready", lambda: node.node_ready(layout), started, timeout=120)
+    if driver:
+        finish_gpu_mode(layout, driver, started)
+
+
+def start_gpu_mode(layout: Layout, driver: gpu.Driver, bins: dict) -> list[str]:
+    """Before containerd starts: the container_toolkit role edits its config; returns the device plugin's argv."""
+    what = "FAKE driver (tests/standins, no GPU: nothing can be proved)" if driver.fake \
+        else f"host driver, nvidia-smi {driver.nvidia_smi}"
+    print(f"testbed: GPU mode on real node {node.REAL_NODE}: {what}", flush=True)
+    gpu_bins = layout.binaries(GPU_BINARIES)
+    gpu.run_toolkit_role(layout, gpu.toolkit_vars(layout, driver, gpu_bins, node.container_runc(layout, bins["runc"])))
+    return gpu.device_plugin_command(layout, gpu_bins, node.DEVICE_PLUGIN_DIR)
+
+
+def finish_gpu_mode(layout: Layout, driver: gpu.Driver, started: float) -> None:
+    """After the node is Ready: GFD-style labels, and the GPUs the device plugin advertises."""
+    api = ApiClient(layout)
+    api.merge_patch(f"/api/v1/nodes/{node.REAL_NODE}", {"metadata": {"labels": driver.labels}})
+    cluster.wait_for(f"{gpu.RESOURCE} advertised by the device plugin on {node.REAL_NODE}",
+                     lambda: gpu.node_advertises_gpus(api.get(f"/api/v1/nodes/{node.REAL_NODE}")), started, timeout=60)
+    allocatable = api.get(f"/api/v1/nodes/{node.REAL_NODE}")["status"]["allocatable"][gpu.RESOURCE]
+    print(f"testbed: real node {node.REAL_NODE} advertises {gpu.RESOURCE}: {allocatable}, labelled "
+          + ", ".join(f"{k}={v}" for k, v in sorted(driver.labels.items())), flush=True)
 
 
 def report_real_components(layout: Layout) -> None:

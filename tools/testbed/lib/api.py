@@ -17,11 +17,12 @@ class ApiClient:
         self.token = (layout.pki / "admin.token").read_text().strip()
         self.context = ssl.create_default_context(cafile=str(layout.pki / "ca.crt"))
 
-    def request(self, method: str, path: str, body: dict | None = None, timeout: float = 10):
+    def request(self, method: str, path: str, body: dict | None = None, timeout: float = 10,
+                content_type: str = "application/json"):
         data = json.dumps(body).encode() if body is not None else None
         req = urllib.request.Request(self.base + path, data=data, method=method, headers={
             "Authorization": f"Bearer {self.token}",
-            "Content-Type": "application/json",
+            "Content-Type": content_type,
             "Accept": "application/json",
         })
         with urllib.request.urlopen(req, context=self.context, timeout=timeout) as resp:
@@ -33,6 +34,9 @@ class ApiClient:
 
     def get(self, path: str):
         return self.request("GET", path)
+
+    def merge_patch(self, path: str, body: dict):
+        return self.request("PATCH", path, body, content_type="application/merge-patch+json")
 
     def healthy(self, path: str = "/readyz") -> bool:
         try:

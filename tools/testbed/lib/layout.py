@@ -14,6 +14,8 @@ REPO_ROOT = TOOLS_DIR.parent.parent
 BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok", "helm")
 # The real node's binaries (kubelet comes with the control plane's build).
 NODE_BINARIES = ("kubelet", "containerd", "containerd-shim-runc-v2", "ctr", "runc", "bridge", "host-local", "loopback")
+# GPU mode's (lib/gpu.py): the toolkit from its Go module and our device plugin stand-in.
+GPU_BINARIES = ("nvidia-ctk", "nvidia-container-runtime", "nvidia-cdi-hook", "gpuci-device-plugin")
 # The real node: its name, and the address of its bridge (the node IP: kubelet
 # refuses loopback). Pods get addresses from POD_SUBNET on that bridge.
 REAL_NODE = "real-0"

@@ -35,6 +35,10 @@ SERVICE_HOST = "10.96.0.1"  # the `kubernetes` Service's ClusterIP (first addres
 # The GitLab stand-in (gitlab_standin.py) listens on the node bridge, where the
 # real node's pods reach it: inventories/local points its pools there.
 GITLAB_STANDIN_PORT = 18880
+# The kubelet serves device-plugin registration at this fixed path, whatever
+# its --root-dir (k8s.io/kubelet's DevicePluginPath): the one thing the real
+# node writes outside the state folder besides its bridge; `down` removes it.
+DEVICE_PLUGIN_DIR = Path("/var/lib/kubelet/device-plugins")
 # CAP_SYS_RESOURCE is capability 24; without it in the bounding set runc needs
 # the test-harness wrapper (runc_wrapper.py).
 CAP_SYS_RESOURCE_BIT = 24
@@ -59,8 +63,8 @@ def write_runc_launcher(launcher: Path, runc: Path) -> Path:
     return launcher
 
 
-def _runc_binary(layout: Layout, runc: Path) -> Path:
-    """runc itself, or (on VMs lacking CAP_SYS_RESOURCE) a launcher of the wrapper."""
+def container_runc(layout: Layout, runc: Path) -> Path:
+    """The runc containers run with: runc itself, or (on VMs lacking CAP_SYS_RESOURCE) a launcher of the wrapper."""
     if not bounding_set_lacks_sys_resource():
         return runc
     return write_runc_launcher(layout.node_dir / "runc", runc)
@@ -150,18 +154,32 @@ def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     return subprocess.run(["ip", *args], check=check, capture_output=True, text=True)
 
 
-def create_bridge() -> None:
+def _netsetup(layout: Layout, *args: str) -> None:
+    """The testbed's netlink helper (tools/testbed/netsetup), for hosts without `ip`."""
+    helper = layout.binaries(("gpuci-netsetup",))["gpuci-netsetup"]
+    subprocess.run([str(helper), *args], check=True, capture_output=True, text=True)
+
+
+def create_bridge(layout: Layout) -> None:
     """The node's bridge with the node IP, and the Service address for the proxy."""
-    remove_bridge()
+    remove_bridge(layout)
+    addresses = (f"{REAL_NODE_IP}/{POD_SUBNET.split('/')[1]}", f"{SERVICE_HOST}/32")
+    if not shutil.which("ip"):
+        _netsetup(layout, "add-bridge", NODE_BRIDGE, *addresses)
+        return
     _ip("link", "add", NODE_BRIDGE, "type", "bridge")
-    _ip("addr", "add", f"{REAL_NODE_IP}/{POD_SUBNET.split('/')[1]}", "dev", NODE_BRIDGE)
-    _ip("addr", "add", f"{SERVICE_HOST}/32", "dev", NODE_BRIDGE)
+    for address in addresses:
+        _ip("addr", "add", address, "dev", NODE_BRIDGE)
     _ip("link", "set", NODE_BRIDGE, "up")
 
 
-def remove_bridge() -> None:
-    if Path(f"/sys/class/net/{NODE_BRIDGE}").exists():
+def remove_bridge(layout: Layout) -> None:
+    if not Path(f"/sys/class/net/{NODE_BRIDGE}").exists():
+        return
+    if shutil.which("ip"):
         _ip("link", "del", NODE_BRIDGE)
+    else:
+        _netsetup(layout, "del-link", NODE_BRIDGE)
 
 
 def prepare(layout: Layout) -> dict[str, Path]:
@@ -174,14 +192,16 @@ def prepare(layout: Layout) -> dict[str, Path]:
         (layout.node_dir / folder).mkdir(parents=True, exist_ok=True)
     from . import images  # the image archives the real node imports
     (layout.node_dir / "containerd" / "config.toml").write_text(
-        containerd_config(layout, bins, _runc_binary(layout, bins["runc"]), images.PAUSE_IMAGE))
+        containerd_config(layout, bins, container_runc(layout, bins["runc"]), images.PAUSE_IMAGE))
     (layout.node_dir / "cni" / "net.d" / "10-gpuci-testbed.conflist").write_text(json.dumps(cni_config(), indent=2))
     (layout.node_dir / "kubelet" / "config.yaml").write_text(yaml.safe_dump(kubelet_config(layout)))
     (layout.node_dir / "kubelet" / "resolv.conf").write_text("# gpuci testbed: no DNS server is reachable from pods\n")
     kubeconfig = layout.node_dir / "kubelet" / "kubeconfig"
     kubeconfig.write_text(yaml.safe_dump(kubelet_kubeconfig(layout)))
     kubeconfig.chmod(0o600)
-    create_bridge()
+    if not DEVICE_PLUGIN_DIR.parent.exists():
+        (layout.node_dir / "made-var-lib-kubelet").touch()  # so `down` knows the folder is ours
+    create_bridge(layout)
     return bins
 
 
@@ -191,10 +211,12 @@ def _path_env(bins: dict[str, Path]) -> dict[str, str]:
     return {**os.environ, "PATH": ":".join([*folders, os.environ.get("PATH", "/usr/bin:/bin")])}
 
 
-def commands(layout: Layout, bins: dict[str, Path]) -> list[tuple[str, list[str], dict[str, str]]]:
-    """The real node's processes in start order (name, argv, environment)."""
+def commands(layout: Layout, bins: dict[str, Path],
+             device_plugin: list[str] | None = None) -> list[tuple[str, list[str], dict[str, str]]]:
+    """The real node's processes in start order (name, argv, environment); GPU mode adds its device plugin."""
     env = _path_env(bins)
     kubelet_dir = layout.node_dir / "kubelet"
+    plugin = [("device-plugin", device_plugin, env)] if device_plugin else []
     return [
         ("containerd", [str(bins["containerd"]), "--config", str(layout.node_dir / "containerd" / "config.toml"),
                         "--log-level", "warn"], env),
@@ -207,6 +229,7 @@ def commands(layout: Layout, bins: dict[str, Path]) -> list[tuple[str, list[str]
                      f"--kubeconfig={kubelet_dir / 'kubeconfig'}", f"--root-dir={kubelet_dir / 'root'}",
                      f"--hostname-override={REAL_NODE}", f"--node-ip={REAL_NODE_IP}",
                      f"--node-labels={REAL_NODE_LABEL}=true", "--v=1"], env),
+        *plugin,
     ]
 
 
@@ -335,6 +358,8 @@ def clean_up(layout: Layout) -> None:
         except ProcessLookupError:
             pass
     unmount_under(layout.state)
-    remove_bridge()
+    remove_bridge(layout)
     remove_cgroups()
+    if (layout.node_dir / "made-var-lib-kubelet").exists():
+        shutil.rmtree(DEVICE_PLUGIN_DIR.parent, ignore_errors=True)
     shutil.rmtree(layout.node_dir, ignore_errors=True)

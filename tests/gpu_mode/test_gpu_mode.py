@@ -1,0 +1,174 @@
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""GPU mode end to end on the real node: our container_toolkit role's containerd and CDI
+configuration, the device plugin, the NVIDIA runtime, and a pod that asks for a GPU.
+
+Real here: kubelet, containerd, runc, nvidia-ctk and nvidia-container-runtime
+(v1.17.8, built from their Go module), the role, the CDI spec it generates,
+the device-plugin API between kubelet and our stand-in plugin. In fake mode
+(CI) the driver is the FAKE one of tests/standins: its nvidia-smi is a script
+that says so and exits 9, so the GPU pod proves that the driver was injected,
+never that a GPU works. The `gpu` tests need a real one.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+import uuid
+from pathlib import Path
+
+import pytest
+import yaml
+
+from lib import gpu
+from lib.images import BASE_IMAGE
+from lib.layout import REAL_NODE, REPO_ROOT
+from lib.node import REAL_NODE_LABEL, REAL_NODE_TAINT
+
+NAMESPACE = "testbed-gpu-mode"
+ON_REAL_NODE = {"nodeSelector": {REAL_NODE_LABEL: "true"}, "tolerations": [{**REAL_NODE_TAINT, "operator": "Equal"}]}
+
+
+@pytest.fixture(scope="module")
+def namespace(testbed):
+    testbed.core.create_namespace({"metadata": {"name": NAMESPACE}})
+    if testbed.get("node.k8s.io/v1", "RuntimeClass", gpu.RUNTIME_HANDLER) is None:
+        # What the gpu_operator role makes; this testbed runs no role but container_toolkit.
+        testbed.resource("node.k8s.io/v1", "RuntimeClass").create(
+            body={"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+                  "metadata": {"name": gpu.RUNTIME_HANDLER}, "handler": gpu.RUNTIME_HANDLER})
+    yield NAMESPACE
+    testbed.core.delete_namespace(NAMESPACE)
+
+
+def _run(testbed, namespace: str, with_gpu: bool) -> tuple[dict, str]:
+    """One probe of the NVIDIA runtime class on the real node, run to completion."""
+    name = f"gpu-probe-{uuid.uuid4().hex[:8]}"
+    testbed.apply_pod(gpu.probe_pod(name, namespace, BASE_IMAGE, ON_REAL_NODE, with_gpu))
+    pod = testbed.wait_pod(name, namespace, lambda p: p["status"].get("phase") in ("Succeeded", "Failed"),
+                           timeout=120)
+    assert pod["status"].get("phase") in ("Succeeded", "Failed"), \
+        f"pod did not run: {pod['status']}; events {testbed.pod_events(name, namespace)}"
+    return pod, testbed.core.read_namespaced_pod_log(name, namespace)
+
+
+def test_role_gave_containerd_the_nvidia_runtime(testbed, layout):
+    config = tomllib.loads((layout.node_dir / "containerd" / "config.toml").read_text())
+    runtimes = config["plugins"]["io.containerd.cri.v1.runtime"]["containerd"]["runtimes"]
+    assert runtimes["nvidia"]["options"]["BinaryName"] == str(layout.node_dir / "nvidia-container-runtime")
+    # The default stays runc: only pods of the RuntimeClass go through the NVIDIA runtime.
+    assert config["plugins"]["io.containerd.cri.v1.runtime"]["containerd"]["default_runtime_name"] == "runc"
+
+
+def test_toolkit_runs_in_cdi_mode_on_the_generated_spec(testbed, layout):
+    toolkit = tomllib.loads(gpu.toolkit_config(layout).read_text())
+    assert toolkit["nvidia-container-runtime"]["mode"] == "cdi"
+    spec = yaml.safe_load((gpu.cdi_dir(layout) / "nvidia.yaml").read_text())
+    assert spec["kind"] == gpu.RESOURCE
+    names = [d["name"] for d in spec["devices"]]
+    assert "all" in names and any(n.startswith("GPU-") for n in names)
+
+
+def test_role_rerun_changes_nothing(testbed, layout):
+    vars_file = layout.node_dir / "container-toolkit-vars.json"
+    inventory = layout.node_dir / "container-toolkit-hosts.json"
+    done = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory),
+                           str(REPO_ROOT / "playbooks" / "container_toolkit.yml"), "-e", f"@{vars_file}"],
+                          cwd=REPO_ROOT, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "changed=0" in done.stdout, done.stdout[-3000:]
+    assert json.loads(vars_file.read_text())["container_toolkit_install_packages"] is False
+
+
+def test_node_advertises_the_gpu_with_gfd_style_labels(testbed, gpu_mode):
+    node = testbed.core.read_node(REAL_NODE)
+    assert int(node.status.allocatable[gpu.RESOURCE]) >= 1
+    labels = node.metadata.labels
+    assert labels["nvidia.com/gpu.present"] == "true"
+    assert labels[gpu.GFD_STAND_IN_LABEL] == "testbed"
+    if gpu_mode == "fake":
+        assert labels["nvidia.com/gpu.product"] == gpu.FAKE_PRODUCT
+
+
+def test_a_pod_asking_for_a_gpu_gets_the_driver_injected(testbed, namespace, gpu_mode):
+    pod, log = _run(testbed, namespace, with_gpu=True)
+    assert "/dev/nvidia0" in log and "No such file" not in log, log
+    assert gpu.saw_gpu(log)
+    if gpu_mode == "fake":
+        # The fake nvidia-smi, reached through the spec's mount and the image's CUDA-style PATH.
+        assert "stand-in nvidia-smi: no GPU here" in log and "nvidia-smi-exit=9" in log, log
+    assert pod["spec"]["nodeName"] == REAL_NODE
+
+
+def test_negative_control_without_the_request_sees_no_gpu(testbed, namespace):
+    pod, log = _run(testbed, namespace, with_gpu=False)
+    assert not gpu.saw_gpu(log), log  # no device node, nvidia-smi not found: nothing was injected
+    assert pod["status"]["phase"] == "Succeeded"
+
+
+@pytest.mark.gpu
+def test_real_gpu_answers_nvidia_smi(testbed, namespace):
+    _pod, log = _run(testbed, namespace, with_gpu=True)
+    assert "nvidia-smi-exit=0" in log, log
+    assert "NVIDIA" in log and "Driver Version" in log, log
+
+
+# The fake GPU's product stands in for the H100 in inventories/gpu-proof, so the
+# proof's own inventory and playbooks run here too; no class matches it otherwise.
+FAKE_AS_H100 = {"gpu_classes": {"h100": {
+    "product": gpu.FAKE_PRODUCT,
+    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+                    {**REAL_NODE_TAINT, "operator": "Equal"}]}}}
+
+
+def _playbook(name: str, extra: dict, layout) -> subprocess.CompletedProcess:
+    return subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i",
+                           str(REPO_ROOT / "inventories" / "gpu-proof"), str(REPO_ROOT / "playbooks" / name),
+                           "-e", json.dumps(extra)], cwd=REPO_ROOT, capture_output=True, text=True, check=False,
+                          env={**os.environ, "ANSIBLE_CONFIG": str(REPO_ROOT / "ansible.cfg"),
+                               "GPUCI_KUBECONFIG": str(layout.kubeconfig)})
+
+
+@pytest.fixture(scope="module")
+def proof(testbed, layout, gpu_mode, tmp_path_factory):
+    """site.yml and canary.yml of inventories/gpu-proof: the report of make gpu-proof."""
+    report_dir = tmp_path_factory.mktemp("gpu-proof")
+    extra = {**(FAKE_AS_H100 if gpu_mode == "fake" else {}), "gpu_canary_report_dir": str(report_dir),
+             "gpu_canary_fail_on_failed_lane": gpu_mode != "fake"}
+    site = _playbook("site.yml", extra, layout)
+    assert site.returncode == 0, site.stdout[-4000:]
+    canary = _playbook("canary.yml", extra, layout)
+    assert canary.returncode == 0, canary.stdout[-4000:]
+    return json.loads((report_dir / "proof-report.json").read_text())
+
+
+def test_proof_lane_serves_both_systems_and_runs_on_the_gpu_node(proof):
+    (lane,) = proof["lanes"]
+    assert lane["gpu_class"] == "h100" and lane["node"] == REAL_NODE and lane["node_simulated"] is False
+    assert lane["serves"] == {"gitlab_pools": ["h100"], "arc_scale_sets": ["h100"]}
+
+
+def test_a_fake_gpu_is_never_proved(proof, gpu_mode):
+    if gpu_mode != "fake":
+        pytest.skip("a real GPU here: see test_the_h100_lane_is_proved")
+    (lane,) = proof["lanes"]
+    assert lane["result"] == "failed"
+    assert "stand-in nvidia-smi: no GPU here" in lane["evidence"]
+
+
+@pytest.mark.gpu
+def test_the_h100_lane_is_proved(proof):
+    (lane,) = proof["lanes"]
+    assert lane["result"] == "proved", lane
+    assert any("H100" in line for line in lane["evidence"]), lane["evidence"]
+
+
+def test_negative_control_script_refuses(proof, layout):
+    done = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "gpu" / "negative_control.py")],
+                          capture_output=True, text=True, check=False,
+                          env={**os.environ, "GPUCI_TESTBED_STATE": str(layout.state)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "negative control: refused" in done.stdout

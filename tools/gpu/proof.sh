@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# make gpu-proof: on a host with an NVIDIA GPU, prove an h100 lane for real.
+# Starts the testbed in GPU mode (real-0 gets the host's GPU: container_toolkit
+# role, NVIDIA runtime, CDI, device plugin), converges inventories/gpu-proof
+# (an h100 GitLab pool and an h100 ARC scale set), runs the canary, runs the
+# negative control, looks for /dev/dri, prints the report, stops everything.
+# Tools come from the venv, or from an unpacked bundle (docs/gpu-mode.md):
+# GPUCI_PYTHON and GPUCI_ANSIBLE_PLAYBOOK name them.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export ANSIBLE_CONFIG=$PWD/ansible.cfg
+export GPUCI_TESTBED_GPU=${GPUCI_TESTBED_GPU:-on}
+python=${GPUCI_PYTHON:-.venv/bin/python}
+playbook=${GPUCI_ANSIBLE_PLAYBOOK:-.venv/bin/ansible-playbook}
+report_dir=${GPUCI_REPORT_DIR:-$PWD/reports/gpu-proof}
+started=$SECONDS
+# The collection runs from this checkout (what `make venv` links, for a bundle run too).
+if [ ! -e .collections/ansible_collections/gpuci/runners ]; then
+  mkdir -p .collections/ansible_collections/gpuci
+  ln -sfn ../../.. .collections/ansible_collections/gpuci/runners
+fi
+
+step() { printf '\n== [%4ds] %s\n' $((SECONDS - started)) "$*"; }
+
+step "testbed up in GPU mode"
+"$python" tools/testbed/testbed.py up --ttl 1200
+if [ -z "${GPUCI_KEEP_TESTBED:-}" ]; then
+  trap '"$python" tools/testbed/testbed.py down' EXIT
+fi
+step "converge inventories/gpu-proof (h100 GitLab pool, h100 ARC scale set)"
+"$playbook" -i inventories/gpu-proof playbooks/site.yml
+step "canary: one proof job per lane"
+"$playbook" -i inventories/gpu-proof playbooks/canary.yml -e "gpu_canary_report_dir=$report_dir"
+step "negative control"
+"$python" tools/gpu/negative_control.py | tee "$report_dir/negative-control.txt"
+step "render nodes for the dri lane"
+if ls /dev/dri/renderD* >/dev/null 2>&1; then
+  echo "render nodes: $(ls /dev/dri/renderD*); the dri lane is not wired into GPU mode yet" | tee "$report_dir/dri.txt"
+else
+  echo "no /dev/dri/renderD* on this host: the dri lane cannot be proved here" | tee "$report_dir/dri.txt"
+fi
+step "proof report ($report_dir), $((SECONDS - started)) s since start"
+cat "$report_dir/proof-report.md"
