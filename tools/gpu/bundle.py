@@ -5,7 +5,8 @@
 The lent GPU machine has no network and no package manager, and a call takes
 at most 64 MiB of working tree, the project included. The bundle holds the
 testbed's build cache as build.sh lays it out (stripped static binaries, the
-image archives, provided upstream images if any), the collections the
+image archives, provided upstream images if any), the upstream charts (../shared
+does not travel to that machine), the collections the
 playbooks use (kubernetes.core, community.general) and Python wheels for
 CPython 3.12 of what the controller needs beyond what that machine has. It is
 one tar stream compressed with xz, split into parts, each in its own folder
@@ -86,6 +87,10 @@ def tree_members(root: Path, prefix: str) -> dict[str, Path]:
     """Every file under root, under prefix/ (byte code left out: it is rebuilt)."""
     return {f"{prefix}/{file.relative_to(root)}": file for file in sorted(root.rglob("*"))
             if file.is_file() and "__pycache__" not in file.parts}
+
+
+def charts_dir() -> Path:
+    return Path(os.environ.get("GPUCI_CHARTS_DIR", REPO.parent / "shared" / "charts"))
 
 
 def testbed_cache() -> tuple[list[Path], list[Path], list[Path]]:
@@ -252,7 +257,7 @@ def env_lines(into: Path) -> list[str]:
     site = into / "site"
     return [
         f"python3 -m pip install -q --no-index --no-deps --no-compile --target {site} {into}/wheels/*.whl",
-        f"export GPUCI_TESTBED_CACHE={into}/cache",
+        f"export GPUCI_TESTBED_CACHE={into}/cache GPUCI_CHARTS_DIR={into}/charts",
         f"export PYTHONPATH={site} ANSIBLE_COLLECTIONS_PATH={into}/collections:$PWD/.collections",
         f"export PATH={site}/bin:$PATH GPUCI_PYTHON=python3 GPUCI_ANSIBLE_PLAYBOOK={site}/bin/ansible-playbook",
     ]
@@ -293,7 +298,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "build":
         started = time.monotonic()
         bins, images, provided = testbed_cache()
-        members = {**cache_members(bins, images, provided), **collection_members()}
+        members = {**cache_members(bins, images, provided), **tree_members(charts_dir(), "charts"),
+                   **collection_members()}
         with tempfile.TemporaryDirectory() as tmp:
             if not args.no_wheels:
                 log("downloading wheels for CPython 3.12")

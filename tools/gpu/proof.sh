@@ -13,7 +13,11 @@ export GPUCI_TESTBED_GPU=${GPUCI_TESTBED_GPU:-on}
 python=${GPUCI_PYTHON:-.venv/bin/python}
 playbook=${GPUCI_ANSIBLE_PLAYBOOK:-.venv/bin/ansible-playbook}
 report_dir=${GPUCI_REPORT_DIR:-$PWD/reports/gpu-proof}
+# Extra variables (JSON) for both playbooks, e.g. to try the flow on the FAKE driver.
+extra_vars=${GPUCI_PROOF_EXTRA_VARS:-{\}}
 started=$SECONDS
+# helm and kubectl of the testbed's build cache (GPUCI_TESTBED_CACHE: the bundle's)
+PATH="$(bash tools/testbed/build.sh --print-paths):$PATH"
 # The collection runs from this checkout (what `make venv` links, for a bundle run too).
 if [ ! -e .collections/ansible_collections/gpuci/runners ]; then
   mkdir -p .collections/ansible_collections/gpuci
@@ -28,9 +32,9 @@ if [ -z "${GPUCI_KEEP_TESTBED:-}" ]; then
   trap '"$python" tools/testbed/testbed.py down' EXIT
 fi
 step "converge inventories/gpu-proof (h100 GitLab pool, h100 ARC scale set)"
-"$playbook" -i inventories/gpu-proof playbooks/site.yml
+"$playbook" -i inventories/gpu-proof playbooks/site.yml -e "$extra_vars"
 step "canary: one proof job per lane"
-"$playbook" -i inventories/gpu-proof playbooks/canary.yml -e "gpu_canary_report_dir=$report_dir"
+"$playbook" -i inventories/gpu-proof playbooks/canary.yml -e "$extra_vars" -e "gpu_canary_report_dir=$report_dir"
 step "negative control"
 "$python" tools/gpu/negative_control.py | tee "$report_dir/negative-control.txt"
 step "render nodes for the dri lane"

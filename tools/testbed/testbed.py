@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "up":
         try:
             return cmd_up(layout, args.ttl)
-        except Exception:
+        except BaseException:  # SystemExit too: a wait that gave up must not leave servers running
             print("testbed failed to start; stopping what was started. Logs: " + str(layout.logs), file=sys.stderr)
             stop_everything(layout)
             raise
