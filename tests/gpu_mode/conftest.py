@@ -24,8 +24,9 @@ from helpers import Cluster  # noqa: E402
 from lib import gpu  # noqa: E402
 from lib.layout import Layout  # noqa: E402
 
-HAS_GPU = not isinstance(gpu.find_host_driver(), str)
-NO_GPU_REASON = gpu.find_host_driver() if not HAS_GPU else ""
+_FOUND = gpu.find_host_driver()
+HAS_GPU = not isinstance(_FOUND, str)
+NO_GPU_REASON = "" if HAS_GPU else _FOUND
 
 
 def pytest_configure(config):
@@ -44,8 +45,8 @@ def _testbed(*args: str, env: dict) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="session")
 def gpu_mode() -> str:
-    """'real' on a GPU host, 'fake' elsewhere (GPUCI_TESTBED_GPU may force either)."""
-    return "real" if os.environ.get("GPUCI_TESTBED_GPU", "auto" if HAS_GPU else "fake") != "fake" else "fake"
+    """'real' on a GPU host, 'fake' elsewhere, or where GPUCI_TESTBED_GPU=fake asks for it."""
+    return "real" if HAS_GPU and os.environ.get("GPUCI_TESTBED_GPU") != "fake" else "fake"
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ python=${GPUCI_PYTHON:-.venv/bin/python}
 playbook=${GPUCI_ANSIBLE_PLAYBOOK:-.venv/bin/ansible-playbook}
 report_dir=${GPUCI_REPORT_DIR:-$PWD/reports/gpu-proof}
 # Extra variables (JSON) for both playbooks, e.g. to try the flow on the FAKE driver.
-extra_vars=${GPUCI_PROOF_EXTRA_VARS:-{\}}
+extra_vars=${GPUCI_PROOF_EXTRA_VARS:-"{}"}
 started=$SECONDS
 # helm and kubectl of the testbed's build cache (GPUCI_TESTBED_CACHE: the bundle's)
 PATH="$(bash tools/testbed/build.sh --print-paths):$PATH"

@@ -164,3 +164,26 @@ def test_negative_control_differs_from_the_gpu_probe_only_by_the_request():
 ])
 def test_saw_gpu_counts_any_trace_of_the_driver(log, saw):
     assert gpu.saw_gpu(log) is saw
+
+
+def test_on_without_a_gpu_stops_with_the_reason(monkeypatch):
+    monkeypatch.setenv("GPUCI_TESTBED_GPU", "on")
+    monkeypatch.setattr(gpu, "find_host_driver", lambda: "no NVIDIA GPU on this machine (/dev/nvidiactl missing)")
+    with pytest.raises(SystemExit, match="GPUCI_TESTBED_GPU=on, but no NVIDIA GPU"):
+        gpu.choose(LAYOUT)
+
+
+def test_auto_on_a_gpu_host_labels_from_nvidia_smi(monkeypatch):
+    monkeypatch.setenv("GPUCI_TESTBED_GPU", "auto")
+    host = gpu.Driver(nvidia_smi=Path("/usr/local/nvidia/bin/nvidia-smi"), library_dirs=(Path("/usr/local/nvidia/lib64"),))
+    monkeypatch.setattr(gpu, "find_host_driver", lambda: host)
+    monkeypatch.setattr(gpu, "query_smi", lambda driver: H100_SMI)
+    chosen = gpu.choose(LAYOUT)
+    assert chosen == host and not chosen.fake
+    assert chosen.labels["nvidia.com/gpu.product"] == "NVIDIA-H100-80GB-HBM3"
+
+
+def test_off_means_no_gpu_mode_even_on_a_gpu_host(monkeypatch):
+    monkeypatch.setenv("GPUCI_TESTBED_GPU", "off")
+    monkeypatch.setattr(gpu, "find_host_driver", lambda: pytest.fail("off must not look for a GPU"))
+    assert gpu.choose(LAYOUT) is None

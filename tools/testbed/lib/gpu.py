@@ -37,7 +37,7 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .layout import REPO_ROOT, Layout
@@ -123,8 +123,7 @@ def choose(layout: Layout) -> Driver | None:
             raise SystemExit(f"testbed: GPUCI_TESTBED_GPU=on, but {found}")
         print(f"testbed: GPU mode off: {found}", flush=True)
         return None
-    return Driver(nvidia_smi=found.nvidia_smi, dev_root=found.dev_root, library_dirs=found.library_dirs,
-                  labels=labels_from_smi(query_smi(found)))
+    return replace(found, labels=labels_from_smi(query_smi(found)))
 
 
 # --- node labels (a stand-in of GPU Feature Discovery) ----------------------
