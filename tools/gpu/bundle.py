@@ -177,11 +177,12 @@ def write_bundle(members: dict[str, Path], out: Path, part_bytes: int) -> dict:
     files = []
     with tarfile.open(fileobj=xz.stdin, mode="w|") as tar:
         for name, path in sorted(members.items()):
-            tar.add(str(path), arcname=name)
-            files.append({"path": name, "size": path.stat().st_size, "sha256": sha256(path)})
+            tar.add(str(path), arcname=name)  # a link stays a link (the Kubernetes components)
+            files.append({"path": name, "link": os.readlink(path)} if path.is_symlink() else
+                         {"path": name, "size": path.stat().st_size, "sha256": sha256(path)})
             if time.monotonic() - last > 15:
                 last = time.monotonic()
-                done = sum(f["size"] for f in files)
+                done = sum(f.get("size", 0) for f in files)
                 log(f"{len(files)}/{len(members)} files, {done / MIB:.0f} MiB in, "
                     f"{len(writer.parts)} part(s) out, {last - started:.0f}s")
     xz.stdin.close()
@@ -193,7 +194,7 @@ def write_bundle(members: dict[str, Path], out: Path, part_bytes: int) -> dict:
         "files": files,
         "parts": [{"name": p.name, "folder": p.parent.name, "size": p.stat().st_size, "sha256": sha256(p)}
                   for p in writer.parts],
-        "uncompressed_bytes": sum(f["size"] for f in files),
+        "uncompressed_bytes": sum(f.get("size", 0) for f in files),
         "compressed_bytes": sum(p.stat().st_size for p in writer.parts),
         "versions": (TESTBED / "versions.env").read_text(),
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -248,7 +249,10 @@ def unpack(into: Path) -> int:
         with tarfile.open(fileobj=joined, mode="r:xz") as tar:
             tar.extractall(into, filter="tar")
     for entry in manifest["files"]:
-        if sha256(into / entry["path"]) != entry["sha256"]:
+        if "link" in entry:
+            if os.readlink(into / entry["path"]) != entry["link"]:
+                raise SystemExit(f"bundle: {entry['path']} is not the link the manifest says")
+        elif sha256(into / entry["path"]) != entry["sha256"]:
             raise SystemExit(f"bundle: {entry['path']} does not match the manifest after unpacking")
     return len(manifest["files"])
 
@@ -304,7 +308,8 @@ def main(argv: list[str] | None = None) -> int:
             if not args.no_wheels:
                 log("downloading wheels for CPython 3.12")
                 members.update(download_wheels(Path(tmp)))
-            log(f"packing {len(members)} files, {sum(p.stat().st_size for p in members.values()) / MIB:.0f} MiB")
+            size = sum(p.stat().st_size for p in members.values() if not p.is_symlink())
+            log(f"packing {len(members)} files, {size / MIB:.0f} MiB")
             manifest = write_bundle(members, args.out, int(args.part_mib * MIB))
         log(f"{manifest['uncompressed_bytes'] / MIB:.0f} MiB -> {manifest['compressed_bytes'] / MIB:.1f} MiB "
             f"in {len(manifest['parts'])} part(s) under {args.out}, {time.monotonic() - started:.0f}s")

@@ -19,10 +19,15 @@ source "$here/lib/common.sh"
 
 # k8s.io/kubernetes replaces its staging modules with local paths, so it cannot
 # be built with `go install pkg@version`. A generated wrapper module requires it
-# and points every k8s.io staging module at its published tag instead.
+# and points every k8s.io staging module at its published tag instead; its main
+# (tools/testbed/kubernetes/main.go) is one multi-call binary of all five
+# components, linked under each component's name.
+KUBERNETES_COMPONENTS=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet)
+kubernetes_dir() { echo "$cache/kubernetes-$KUBERNETES_VERSION-multicall"; }
+
 build_kubernetes() {
-  local dir=$cache/kubernetes-$KUBERNETES_VERSION
-  have "$dir" kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet && { log "kubernetes $KUBERNETES_VERSION cached"; return; }
+  local dir; dir=$(kubernetes_dir)
+  have "$dir" kubernetes "${KUBERNETES_COMPONENTS[@]}" && { log "kubernetes $KUBERNETES_VERSION cached"; return; }
   local work=$dir/wrapper; mkdir -p "$work" "$dir/bin"
   local staging
   # The staging modules are the ones k8s.io/kubernetes's own go.mod replaces
@@ -37,17 +42,17 @@ build_kubernetes() {
     echo "require k8s.io/kubernetes $KUBERNETES_VERSION"
     for m in $staging; do echo "replace $m => $m $KUBERNETES_STAGING_VERSION"; done
   } > "$work/go.mod"
+  cp "$testbed_dir/kubernetes/main.go" "$work/main.go"
   local minor=${KUBERNETES_VERSION#v1.}; minor=${minor%%.*}
   local ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$KUBERNETES_VERSION \
     -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor \
     -X k8s.io/component-base/version.gitTreeState=clean \
     -X k8s.io/client-go/pkg/version.gitVersion=$KUBERNETES_VERSION"
-  log "building kubernetes $KUBERNETES_VERSION (apiserver, controller-manager, scheduler, kubectl, kubelet)"
+  log "building kubernetes $KUBERNETES_VERSION (one binary: ${KUBERNETES_COMPONENTS[*]})"
   (cd "$work" && GOFLAGS="$GOFLAGS -mod=mod" with_progress "kubernetes $KUBERNETES_VERSION" \
-    go build -ldflags "$ldflags" -o "$dir/bin/" \
-      k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-      k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl \
-      k8s.io/kubernetes/cmd/kubelet)
+    go build -ldflags "$ldflags" -o "$dir/bin/kubernetes" .)
+  local component
+  for component in "${KUBERNETES_COMPONENTS[@]}"; do ln -sfn kubernetes "$dir/bin/$component"; done
 }
 
 # etcd's server module also carries relative replaces; a wrapper main calls etcdmain.
@@ -170,7 +175,7 @@ build_cni() {
 
 # --print-paths: the bin folders, joined by ':', for PATH (nothing is built).
 if [ "${1:-}" = --print-paths ]; then
-  printf '%s:' "$cache/kubernetes-$KUBERNETES_VERSION/bin" "$cache/etcd-$ETCD_VERSION/bin" \
+  printf '%s:' "$(kubernetes_dir)/bin" "$cache/etcd-$ETCD_VERSION/bin" \
     "$cache/kwok-$KWOK_VERSION/bin" "$cache/helm-$HELM_VERSION/bin" "$cache/nvidia-ctk-$NVIDIA_CTK_VERSION/bin" \
     "$cache/containerd-$CONTAINERD_VERSION/bin" "$cache/runc-$RUNC_VERSION/bin" \
     "$cache/cni-plugins-$CNI_PLUGINS_VERSION/bin" "$(own_dir deviceplugin)/bin" "$(own_dir netsetup)/bin" | sed 's/:$//'

@@ -27,6 +27,7 @@ def fake_cache(tmp_path):
             binary.write_bytes(os.urandom(3000))  # incompressible, so the parts really split
             binary.chmod(0o755)
     (cache / "kubernetes-v1.34.4" / "bin" / "README").write_text("not executable")
+    (cache / "kubernetes-v1.34.4" / "bin" / "kube-apiserver").symlink_to("kubelet")  # as the multi-call binary
     (cache / "images").mkdir()
     (cache / "images" / "pause-3.10.1.tar").write_bytes(os.urandom(2000))
     bins = [cache / "kubernetes-v1.34.4" / "bin", cache / "nvidia-ctk-v1.17.8" / "bin"]
@@ -35,7 +36,8 @@ def fake_cache(tmp_path):
 
 def test_members_keep_the_cache_layout_and_only_executables(fake_cache):
     _cache, members = fake_cache
-    assert sorted(members) == ["cache/images/pause-3.10.1.tar", "cache/kubernetes-v1.34.4/bin/kubectl",
+    assert sorted(members) == ["cache/images/pause-3.10.1.tar", "cache/kubernetes-v1.34.4/bin/kube-apiserver",
+                               "cache/kubernetes-v1.34.4/bin/kubectl",
                                "cache/kubernetes-v1.34.4/bin/kubelet", "cache/nvidia-ctk-v1.17.8/bin/nvidia-ctk"]
 
 
@@ -55,6 +57,7 @@ def test_parts_respect_their_bound_and_round_trip_across_calls(fake_cache, tmp_p
     assert bundle.unpack(into) == len(members)
     for name, source in members.items():
         assert (into / name).read_bytes() == source.read_bytes()
+    assert (into / "cache/kubernetes-v1.34.4/bin/kube-apiserver").is_symlink()  # one copy travels
 
 
 @needs_xz

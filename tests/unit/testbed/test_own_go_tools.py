@@ -19,3 +19,21 @@ def test_cache_folder_follows_the_sources(folder):
                              text=True, check=True).stdout.split(":")
     folders = [Path(p).parent.name for p in printed if Path(p).parent.name.startswith(folder + "-")]
     assert folders == [f"{folder}-{digest.hexdigest()[:12]}"]
+
+
+def test_kubernetes_components_are_links_to_one_multi_call_binary():
+    from lib.images import pinned  # pylint: disable=import-outside-toplevel
+    from lib.layout import BINARIES, NODE_BINARIES, Layout  # pylint: disable=import-outside-toplevel
+    try:
+        found = Layout.from_environment().binaries(("kube-apiserver", "kubelet", "kubectl"))
+    except SystemExit as e:
+        pytest.skip(str(e))
+    assert {"kube-apiserver", "kubectl"} <= set(BINARIES) and "kubelet" in NODE_BINARIES
+    targets = {path.resolve() for path in found.values()}
+    assert len(targets) == 1 and all(path.is_symlink() for path in found.values())
+    wrong = subprocess.run([str(targets.pop())], capture_output=True, text=True, check=False)
+    assert wrong.returncode == 2 and "run through a link named kube-apiserver" in wrong.stderr
+    for name, path in found.items():
+        version = subprocess.run([str(path), "version", "--client"] if name == "kubectl" else [str(path), "--version"],
+                                 capture_output=True, text=True, check=False)
+        assert pinned("KUBERNETES_VERSION") in version.stdout, (name, version.stdout, version.stderr)
