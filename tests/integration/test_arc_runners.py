@@ -131,7 +131,7 @@ BAD_INPUTS = {
         [f"arc_runners_scale_sets[{A10}].min_runners (3) must not exceed max_runners (1)"]),
     "lane the class cannot serve": (
         with_scale_set(A10, lane="dri", gpus=None),
-        ["scale_set.lane", "GPU class a10 serves only the lanes cuda"]),
+        [f"arc_runners_scale_sets[name={A10}].lane", "GPU class a10 serves only the lanes cuda"]),
     "duplicate names": (
         {**CONVERGE, "arc_runners_scale_sets": SCALE_SETS + [SCALE_SETS[0]]},
         [f"the name {A10} is used 2 times"]),

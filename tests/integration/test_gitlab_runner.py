@@ -135,7 +135,7 @@ def fleet_objects(cluster, kind: str, api_version: str = "v1") -> list[str]:
 @pytest.mark.parametrize("bad_pool, fragments", [
     ({"name": "reg", "token": "GR1348941notanauthtoken"}, ["gitlab_runner_pools[].token", "reg", "token not shown"]),
     ({"name": "l40s-mig", "token": "glrt-x", "gpu_class": "l40s", "mig_profile": "1g.10gb"},
-     ["pool.mig_profile", "GPU class l40s has no such MIG profile"]),
+     ["gitlab_runner_pools[name=l40s-mig].mig_profile", "GPU class l40s has no such MIG profile"]),
 ], ids=["registration-token", "mig-on-l40s"])
 def test_bad_input_fails_before_any_change(fleet, playbooks, bad_pool, fragments):
     before = scoped_snapshot(fleet, OUR_NAMESPACES, set())
