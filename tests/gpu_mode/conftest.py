@@ -20,7 +20,7 @@ TESTBED = REPO_ROOT / "tools" / "testbed"
 sys.path.insert(0, str(REPO_ROOT / "tests" / "integration"))
 sys.path.insert(0, str(TESTBED))
 
-from helpers import Cluster  # noqa: E402
+from helpers import Cluster, Playbooks  # noqa: E402
 from lib import gpu  # noqa: E402
 from lib.layout import Layout  # noqa: E402
 
@@ -70,3 +70,8 @@ def testbed(gpu_mode, layout):
     finally:
         if not os.environ.get("GPUCI_KEEP_TESTBED"):
             _testbed("down", env=env)
+
+
+@pytest.fixture(scope="session")
+def playbooks(testbed) -> Playbooks:
+    return Playbooks(testbed)

@@ -18,7 +18,6 @@ import subprocess
 import sys
 import tomllib
 import uuid
-from pathlib import Path
 
 import pytest
 import yaml
@@ -26,10 +25,9 @@ import yaml
 from lib import gpu
 from lib.images import BASE_IMAGE
 from lib.layout import REAL_NODE, REPO_ROOT
-from lib.node import REAL_NODE_LABEL, REAL_NODE_TAINT
+from lib.node import REAL_NODE_TOLERATION
 
 NAMESPACE = "testbed-gpu-mode"
-ON_REAL_NODE = {"nodeSelector": {REAL_NODE_LABEL: "true"}, "tolerations": [{**REAL_NODE_TAINT, "operator": "Equal"}]}
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +45,7 @@ def namespace(testbed):
 def _run(testbed, namespace: str, with_gpu: bool) -> tuple[dict, str]:
     """One probe of the NVIDIA runtime class on the real node, run to completion."""
     name = f"gpu-probe-{uuid.uuid4().hex[:8]}"
-    testbed.apply_pod(gpu.probe_pod(name, namespace, BASE_IMAGE, ON_REAL_NODE, with_gpu))
+    testbed.apply_pod(gpu.probe_pod(name, namespace, BASE_IMAGE, with_gpu))
     pod = testbed.wait_pod(name, namespace, lambda p: p["status"].get("phase") in ("Succeeded", "Failed"),
                            timeout=120)
     assert pod["status"].get("phase") in ("Succeeded", "Failed"), \
@@ -72,15 +70,12 @@ def test_toolkit_runs_in_cdi_mode_on_the_generated_spec(testbed, layout):
     assert "all" in names and any(n.startswith("GPU-") for n in names)
 
 
-def test_role_rerun_changes_nothing(testbed, layout):
-    vars_file = layout.node_dir / "container-toolkit-vars.json"
-    inventory = layout.node_dir / "container-toolkit-hosts.json"
-    done = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory),
-                           str(REPO_ROOT / "playbooks" / "container_toolkit.yml"), "-e", f"@{vars_file}"],
-                          cwd=REPO_ROOT, capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stdout[-3000:]
-    assert "changed=0" in done.stdout, done.stdout[-3000:]
-    assert json.loads(vars_file.read_text())["container_toolkit_install_packages"] is False
+def test_role_rerun_changes_nothing(playbooks, layout):
+    variables = json.loads((layout.node_dir / "container-toolkit-vars.json").read_text())
+    run = playbooks.run("container_toolkit.yml", inventory=layout.node_dir / "container-toolkit-hosts.json",
+                        extra_vars=variables).assert_ok()
+    assert run.changed == 0, run.output[-3000:]
+    assert variables["container_toolkit_install_packages"] is False
 
 
 def test_node_advertises_the_gpu_with_gfd_style_labels(testbed, gpu_mode):
@@ -121,27 +116,18 @@ def test_real_gpu_answers_nvidia_smi(testbed, namespace):
 FAKE_AS_H100 = {"gpu_classes": {"h100": {
     "product": gpu.FAKE_PRODUCT,
     "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
-                    {**REAL_NODE_TAINT, "operator": "Equal"}]}}}
-
-
-def _playbook(name: str, extra: dict, layout) -> subprocess.CompletedProcess:
-    return subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i",
-                           str(REPO_ROOT / "inventories" / "gpu-proof"), str(REPO_ROOT / "playbooks" / name),
-                           "-e", json.dumps(extra)], cwd=REPO_ROOT, capture_output=True, text=True, check=False,
-                          env={**os.environ, "ANSIBLE_CONFIG": str(REPO_ROOT / "ansible.cfg"),
-                               "GPUCI_KUBECONFIG": str(layout.kubeconfig)})
+                    REAL_NODE_TOLERATION]}}}
+PROOF_INVENTORY = REPO_ROOT / "inventories" / "gpu-proof"
 
 
 @pytest.fixture(scope="module")
-def proof(testbed, layout, gpu_mode, tmp_path_factory):
+def proof(playbooks, gpu_mode, tmp_path_factory):
     """site.yml and canary.yml of inventories/gpu-proof: the report of make gpu-proof."""
     report_dir = tmp_path_factory.mktemp("gpu-proof")
     extra = {**(FAKE_AS_H100 if gpu_mode == "fake" else {}), "gpu_canary_report_dir": str(report_dir),
              "gpu_canary_fail_on_failed_lane": gpu_mode != "fake"}
-    site = _playbook("site.yml", extra, layout)
-    assert site.returncode == 0, site.stdout[-4000:]
-    canary = _playbook("canary.yml", extra, layout)
-    assert canary.returncode == 0, canary.stdout[-4000:]
+    playbooks.run("site.yml", inventory=PROOF_INVENTORY, extra_vars=extra).assert_ok()
+    playbooks.run("canary.yml", inventory=PROOF_INVENTORY, extra_vars=extra).assert_ok()
     return json.loads((report_dir / "proof-report.json").read_text())
 
 

@@ -20,13 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "testbed"
 
 from lib.images import BASE_IMAGE  # noqa: E402
 from lib.layout import POD_SUBNET, REAL_NODE  # noqa: E402
-from lib.node import REAL_NODE_LABEL, REAL_NODE_TAINT  # noqa: E402
+from lib.node import REAL_NODE_LABEL, REAL_NODE_PLACEMENT, REAL_NODE_TAINT  # noqa: E402
 
 NAMESPACE = "testbed-real-node"
-ON_REAL_NODE = {
-    "nodeSelector": {REAL_NODE_LABEL: "true"},
-    "tolerations": [{**REAL_NODE_TAINT, "operator": "Equal"}],
-}
 # Reads the pod's service account token and asks the API server, at the
 # address every in-cluster client uses, for its version.
 IN_CLUSTER_PROBE = """
@@ -56,7 +52,7 @@ def _run(testbed, namespace: str, command: list[str], **spec) -> tuple[dict, str
     container = {"name": "probe", "image": BASE_IMAGE, "imagePullPolicy": "Never", "command": command,
                  **spec.pop("container", {})}
     testbed.apply_pod({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
-                       "spec": {"restartPolicy": "Never", "containers": [container], **ON_REAL_NODE, **spec}})
+                       "spec": {"restartPolicy": "Never", "containers": [container], **REAL_NODE_PLACEMENT, **spec}})
     pod = testbed.wait_pod(name, namespace, _finished, timeout=90)
     log = testbed.core.read_namespaced_pod_log(name, namespace)
     return pod, log

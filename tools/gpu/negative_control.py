@@ -16,34 +16,27 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "testbed"))
 
-from lib import gpu  # noqa: E402  (needs the path above)
+from lib import cluster, gpu  # noqa: E402  (needs the path above)
 from lib.api import ApiClient  # noqa: E402
 from lib.images import BASE_IMAGE  # noqa: E402
 from lib.layout import Layout  # noqa: E402
-from lib.node import REAL_NODE_LABEL, REAL_NODE_TAINT  # noqa: E402
 
 NAMESPACE = "default"
 NAME = "gpuci-negative-control"
-PLACEMENT = {"nodeSelector": {REAL_NODE_LABEL: "true"}, "tolerations": [{**REAL_NODE_TAINT, "operator": "Equal"}]}
 TIMEOUT = 120
 
 
 def run(api: ApiClient) -> str:
     """Run the control pod to completion; return its log."""
     path = f"/api/v1/namespaces/{NAMESPACE}/pods"
-    api.request("POST", path, gpu.probe_pod(NAME, NAMESPACE, BASE_IMAGE, PLACEMENT, with_gpu=False))
-    started = time.monotonic()
+    api.request("POST", path, gpu.probe_pod(NAME, NAMESPACE, BASE_IMAGE, with_gpu=False))
+
+    def finished() -> bool:
+        return api.get(f"{path}/{NAME}").get("status", {}).get("phase") in ("Succeeded", "Failed")
+
     try:
-        while True:
-            phase = api.get(f"{path}/{NAME}").get("status", {}).get("phase")
-            if phase in ("Succeeded", "Failed"):
-                return api.get(f"{path}/{NAME}/log")
-            waited = time.monotonic() - started
-            if waited > TIMEOUT:
-                raise SystemExit(f"negative control: pod {NAME} still {phase} after {TIMEOUT}s")
-            if int(waited) % 15 == 0:
-                print(f"negative control: waiting for pod {NAME} ({phase}, {waited:.0f}s of {TIMEOUT}s)", flush=True)
-            time.sleep(1)
+        cluster.wait_for(f"negative control pod {NAME} to finish", finished, time.monotonic(), timeout=TIMEOUT)
+        return api.get(f"{path}/{NAME}/log")
     finally:
         try:
             api.request("DELETE", f"{path}/{NAME}")

@@ -145,13 +145,13 @@ def test_gpus_count_only_when_allocatable(allocatable, expected):
 
 
 def test_negative_control_differs_from_the_gpu_probe_only_by_the_request():
-    placement = {"nodeSelector": {"gpuci.runners/real-node": "true"}}
-    with_gpu = gpu.probe_pod("p", "ns", "img", placement, with_gpu=True)
-    without = gpu.probe_pod("p", "ns", "img", placement, with_gpu=False)
+    with_gpu = gpu.probe_pod("p", "ns", "img", with_gpu=True)
+    without = gpu.probe_pod("p", "ns", "img", with_gpu=False)
     assert with_gpu["spec"]["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": "1"}}
     without["spec"]["containers"][0]["resources"] = with_gpu["spec"]["containers"][0]["resources"]
     assert without == with_gpu
     assert with_gpu["spec"]["runtimeClassName"] == "nvidia"
+    assert with_gpu["spec"]["nodeSelector"] == {"gpuci.runners/real-node": "true"}
 
 
 @pytest.mark.parametrize("log, saw", [

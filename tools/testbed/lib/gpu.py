@@ -41,6 +41,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .layout import REPO_ROOT, Layout
+from .node import REAL_NODE_PLACEMENT
 
 MODES = ("auto", "on", "fake", "off")
 RESOURCE = "nvidia.com/gpu"
@@ -251,11 +252,11 @@ def node_advertises_gpus(node: dict) -> bool:
 PROBE = "ls /dev/nvidia0 /dev/nvidiactl 2>&1; nvidia-smi; echo nvidia-smi-exit=$?"
 
 
-def probe_pod(name: str, namespace: str, image: str, placement: dict, with_gpu: bool) -> dict:
+def probe_pod(name: str, namespace: str, image: str, with_gpu: bool) -> dict:
     """A pod of the NVIDIA runtime class on the real node; with_gpu=False is the negative control."""
     resources = {"limits": {RESOURCE: "1"}} if with_gpu else {}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
-            "spec": {"restartPolicy": "Never", "runtimeClassName": RUNTIME_HANDLER, **placement,
+            "spec": {"restartPolicy": "Never", "runtimeClassName": RUNTIME_HANDLER, **REAL_NODE_PLACEMENT,
                      "containers": [{"name": "probe", "image": image, "imagePullPolicy": "Never",
                                      "command": ["sh", "-c", PROBE], "resources": resources}]}}
 

@@ -31,6 +31,9 @@ from .layout import (
 
 REAL_NODE_TAINT = {"key": "gpuci.runners/real-node", "value": "true", "effect": "NoSchedule"}
 REAL_NODE_LABEL = "gpuci.runners/real-node"
+# What a pod spec needs to land on the real node (test probes, the proof's negative control).
+REAL_NODE_TOLERATION = {**REAL_NODE_TAINT, "operator": "Equal"}
+REAL_NODE_PLACEMENT = {"nodeSelector": {REAL_NODE_LABEL: "true"}, "tolerations": [REAL_NODE_TOLERATION]}
 SERVICE_HOST = "10.96.0.1"  # the `kubernetes` Service's ClusterIP (first address of SERVICE_CIDR)
 # The GitLab stand-in (gitlab_standin.py) listens on the node bridge, where the
 # real node's pods reach it: inventories/local points its pools there.
