@@ -191,3 +191,11 @@ def check_quantity(mapping, key, path):
     if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
         raise ValidationError(child(path, key), "must be a Kubernetes quantity such as \"2\" or \"512Mi\"", value)
     return str(value)
+
+
+def named_item(path, entry, index):
+    """``path[name=NAME]`` for a list entry with a usable name (as the user finds it), else ``path[INDEX]``."""
+    name = entry.get("name") if isinstance(entry, Mapping) else None
+    if isinstance(name, str) and name:
+        return "%s[name=%s]" % (path, name)
+    return item(path, index)

@@ -17,7 +17,7 @@ from ansible.errors import AnsibleFilterError
 REPO = pathlib.Path(__file__).resolve().parents[4]
 FILTER_DIR = REPO / "plugins" / "filter"
 FILTERS = ["arc_runner_template", "canary_lanes", "canary_verdict", "ci_yaml", "created_runner_tokens",
-           "gitlab_runner_config", "gpu_pod_patch", "time_slicing_config"]
+           "gitlab_runner_config", "gitlab_runner_preflight", "gpu_pod_patch", "time_slicing_config"]
 
 # The positional argument of each filter: the GPU class catalogue, unless named here (None: it takes none).
 POSITIONAL = {"ci_yaml": "header", "canary_verdict": None, "created_runner_tokens": None}
@@ -112,3 +112,11 @@ def test_ansible_doc_renders_every_filter():
     for name in names:
         assert docs[name]["doc"]["description"]
         assert "gpuci.runners." in docs[name]["examples"]
+
+
+def test_preflight_filter_returns_problems_and_wraps_bad_input():
+    preflight = load("gitlab_runner_preflight")
+    assert preflight({"gitlab_runner_pools": [], "gitlab_runner_namespace": "gitlab-runner",
+                      "gitlab_runner_fleet": "default"}) == []
+    with pytest.raises(AnsibleFilterError, match=r"gpuci.runners.gitlab_runner_preflight: gitlab_runner_pools: must be a list"):
+        preflight({"gitlab_runner_pools": "l40s"})

@@ -1,0 +1,203 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The gitlab_runner role's checks of its pools, before anything touches the cluster.
+
+The input holds the role's variables under their own names, so every problem
+names the inventory path the user wrote: ``gitlab_runner_pools[name=l40s].hpa.min_replicas``,
+``gitlab_runner_namespace``, ``gitlab_runner_gitlab_url`` (when a pool takes
+the role's URL). All problems are returned at once, one string each; an empty
+list means the pools are fine. Tokens are read (their shape is checked) but
+never shown: a problem names the pool, not the value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_config import (
+    ADVANCED_POD_SPEC_FLAG,
+    gitlab_runner_document,
+)
+from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import GITLAB_SECRET_KEYS
+from ansible_collections.gpuci.runners.plugins.module_utils.release_names import (
+    DNS_LABEL_MAX,
+    GITLAB_POOL_NAME_MAX,
+    GITLAB_RELEASE_PREFIX,
+    HELM_RELEASE_NAME_MAX,
+    is_dns_label,
+    is_label_value,
+)
+from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
+    ValidationError,
+    child,
+    named_item,
+    require_mapping,
+    type_name,
+)
+
+POOLS = "gitlab_runner_pools"
+# A runner authentication token, as GitLab shows it under CI/CD > Runners.
+_AUTH_TOKEN = re.compile(r"glrt-[A-Za-z0-9_-]+")
+_ACCESS_TOKEN_PREFIX = "glpat-"
+_HTTP_URL = re.compile(r"https?://[^/]+.*", re.DOTALL)
+# The role-level variables a pool inherits when it does not set the key itself.
+_POOL_DEFAULTS = {"namespace": "gitlab_runner_namespace", "gitlab_url": "gitlab_runner_gitlab_url"}
+
+
+def problem(path, reason, *value):
+    """One problem as text: ``path: reason (got value)``."""
+    return str(ValidationError(path, reason, *value))
+
+
+def gitlab_runner_preflight(settings, gpu_classes=None):
+    """Return the problems of the role's pools and settings (see docs/filters.md); ``[]`` when none.
+
+    ``settings`` maps the role's variable names to their values: ``gitlab_runner_pools`` (as the
+    inventory wrote them, tokens included), ``gitlab_runner_state``, ``gitlab_runner_namespace``,
+    ``gitlab_runner_fleet``, ``gitlab_runner_gitlab_url``, ``gitlab_runner_access_token``,
+    ``gitlab_runner_manager_resources`` and ``gitlab_runner_runtime_class``.
+    """
+    require_mapping(settings, "gitlab_runner_preflight")
+    pools = settings.get(POOLS) or []
+    if not isinstance(pools, (list, tuple)):
+        raise ValidationError(POOLS, "must be a list, not %s" % type_name(pools))
+    for index, pool in enumerate(pools):
+        require_mapping(pool, "%s[%d]" % (POOLS, index))
+    problems = []
+    problems += _role_settings(settings)
+    problems += _names(pools)
+    role_present = settings.get("gitlab_runner_state", "present") == "present"
+    has_access_token = bool(settings.get("gitlab_runner_access_token"))
+    for index, pool in enumerate(pools):
+        path = named_item(POOLS, pool, index)
+        present = pool.get("state") in (None, "present")
+        problems += _owners(pool, path)
+        problems += _namespace(pool, path)
+        if present and role_present:
+            problems += _token(pool, path, has_access_token)
+        if present:
+            problems += _gitlab_url(pool, path, settings)
+            problems += _hpa(pool, path, settings)
+            problems += _config(pool, path, settings, gpu_classes)
+    return problems
+
+
+def _role_settings(settings):
+    problems = []
+    namespace = settings.get("gitlab_runner_namespace")
+    if not is_dns_label(namespace):
+        problems.append(problem("gitlab_runner_namespace", "must be a DNS label of at most %d characters (a-z, 0-9, -)"
+                                % DNS_LABEL_MAX, namespace))
+    fleet = settings.get("gitlab_runner_fleet")
+    if not is_label_value(fleet):
+        problems.append(problem("gitlab_runner_fleet", "must be a Kubernetes label value of at most 63 characters "
+                                "(letters, digits, - _ ., starting and ending with a letter or digit)", fleet))
+    access_token = settings.get("gitlab_runner_access_token") or ""
+    if not isinstance(access_token, str) or (access_token and not access_token.startswith(_ACCESS_TOKEN_PREFIX)):
+        problems.append(problem("gitlab_runner_access_token", "must be a GitLab access token (glpat-..., scope "
+                                "create_runner) or empty; token not shown"))
+    return problems
+
+
+def _names(pools):
+    problems, seen = [], {}
+    for pool in pools:
+        name = pool.get("name")
+        if isinstance(name, str):
+            seen[name] = seen.get(name, 0) + 1
+    for index, pool in enumerate(pools):
+        name = pool.get("name")
+        path = child(named_item(POOLS, pool, index), "name")
+        if not is_dns_label(name, GITLAB_POOL_NAME_MAX):
+            problems.append(problem(path, "must be a DNS label of at most %d characters (a-z, 0-9, -): the release is "
+                                    "%s<name>, and Helm allows %d" % (GITLAB_POOL_NAME_MAX, GITLAB_RELEASE_PREFIX,
+                                                                      HELM_RELEASE_NAME_MAX), name))
+        elif seen.get(name, 0) > 1 and name not in [p.get("name") for p in pools[:index]]:
+            problems.append(problem(path, "must be unique: %d pools use it (each pool is one release)" % seen[name]))
+    return problems
+
+
+def _owners(pool, path):
+    if pool.get("gitlab_group") is not None and pool.get("gitlab_project") is not None:
+        return [problem(child(path, "gitlab_project"), "a pool the role creates in GitLab belongs to gitlab_group or "
+                        "gitlab_project, not both")]
+    return []
+
+
+def _namespace(pool, path):
+    namespace = pool.get("namespace")
+    if namespace is not None and not is_dns_label(namespace):
+        return [problem(child(path, "namespace"), "must be a DNS label of at most %d characters (a-z, 0-9, -)"
+                        % DNS_LABEL_MAX, namespace)]
+    return []
+
+
+def _token(pool, path, has_access_token):
+    """The token's shape; neither the token nor any part of it is shown."""
+    token = pool.get("token") or ""
+    if not token and has_access_token:
+        return []  # the role creates this pool's runner in GitLab
+    if isinstance(token, str) and _AUTH_TOKEN.fullmatch(token):
+        return []
+    reason = "is required" if not token else "must be a runner authentication token (glrt-...)"
+    return [problem(child(path, "token"), "%s for a present pool: a runner authentication token created in GitLab "
+                    "under CI/CD > Runners; registration tokens are refused. Leave token out and set "
+                    "gitlab_runner_access_token to have the role create the runner in GitLab (token not shown)" % reason)]
+
+
+def _inherited(pool, key, path, settings):
+    """The pool's value of ``key`` and the path it was written at (the pool's or the role's variable)."""
+    if pool.get(key) is not None:
+        return pool[key], child(path, key)
+    variable = _POOL_DEFAULTS[key]
+    return settings.get(variable), variable
+
+
+def _gitlab_url(pool, path, settings):
+    url, url_path = _inherited(pool, "gitlab_url", path, settings)
+    if not isinstance(url, str) or not _HTTP_URL.fullmatch(url):
+        return [problem(url_path, "must be an http(s) URL such as https://gitlab.example.com", url)]
+    return []
+
+
+def _hpa(pool, path, settings):
+    hpa = pool.get("hpa")
+    if not isinstance(hpa, Mapping):
+        return []
+    problems, hpa_path = [], child(path, "hpa")
+    minimum, maximum = hpa.get("min_replicas", 1), hpa.get("max_replicas")
+    if minimum is None:
+        minimum = 1
+    if _is_int(minimum) and minimum < 1:
+        problems.append(problem(child(hpa_path, "min_replicas"), "must be >= 1", minimum))
+    if _is_int(minimum) and _is_int(maximum) and minimum > maximum:
+        problems.append(problem(child(hpa_path, "min_replicas"), "must not exceed hpa.max_replicas (%d)" % maximum,
+                                minimum))
+    if pool.get("resources") is not None:
+        resources, resources_path = pool["resources"], child(path, "resources")
+    else:
+        resources, resources_path = settings.get("gitlab_runner_manager_resources"), "gitlab_runner_manager_resources"
+    requests = resources.get("requests") if isinstance(resources, Mapping) else None
+    if not isinstance(requests, Mapping) or requests.get("cpu") is None:
+        problems.append(problem(child(child(resources_path, "requests"), "cpu"), "is required by %s: the "
+                                "autoscaler's CPU target is a share of the manager's CPU request" % hpa_path))
+    return problems
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _config(pool, path, settings, gpu_classes):
+    """Render config.toml as the role will: the builder checks the GPU keys and names the field."""
+    public = dict((key, value) for key, value in pool.items() if key not in GITLAB_SECRET_KEYS)
+    try:
+        document = gitlab_runner_document(public, gpu_classes, path, settings.get("gitlab_runner_runtime_class"))
+    except ValidationError as error:
+        return [str(error)]
+    if not all(runner.get("feature_flags", {}).get(ADVANCED_POD_SPEC_FLAG) for runner in document["runners"]):
+        return [problem(child(path, "extra_config"), "must not turn off %s: GitLab would ignore the GPU pod_spec"
+                        % ADVANCED_POD_SPEC_FLAG)]
+    return []
