@@ -46,6 +46,10 @@ CONTAINER_MODES = ("none", "dind", "kubernetes")
 
 # How a node says that it is simulated (the testbed's kwok nodes).
 SIMULATED_LABEL = "gpuci.runners/simulated"
+# A real node whose GPUs are advertised but absent (a node status patch, as
+# the kind scenario's GPUCI_KIND_SIMULATE does): its containers run, no GPU
+# can be proved there.
+SIMULATED_GPU_LABEL = "gpuci.runners/simulated-gpu"
 KWOK_ANNOTATION = "kwok.x-k8s.io/node"
 
 # Kubernetes object names: a Job name becomes a label value (<= 63 chars).

@@ -14,9 +14,10 @@ check considered, saying whether the node is real or simulated and how that
 is known.
 
 The order of the checks is the order of trust: a simulated node ends the
-judgement at ``scheduled-only`` whatever its pod says, and ``proved`` needs
-every evidence pattern of the lane's check matched by a line of the log of a
-container on a real node.
+judgement at ``scheduled-only`` whatever its pod says; so does a real node
+whose GPUs are simulated, once its container ran (its output is quoted); and
+``proved`` needs every evidence pattern of the lane's check matched by a line
+of the log of a container on a real node.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import re
 
 from ansible_collections.gpuci.runners.plugins.module_utils.canary_lanes import (
     KWOK_ANNOTATION,
+    SIMULATED_GPU_LABEL,
     SIMULATED_LABEL,
     simulation_markers,
 )
@@ -51,6 +53,8 @@ OUTPUT_LINES = 20
 MIG_PLACEHOLDER = "@MIG_PROFILE@"
 CONTAINER = "canary"
 SIMULATED_REASON = "simulated node (kwok): containers do not run"
+SIMULATED_GPU_REASON = ("real node with simulated GPUs (label %s=true): the container ran and %s; "
+                        "no GPU there to prove" % (SIMULATED_GPU_LABEL, "%s"))
 _TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 
@@ -88,7 +92,7 @@ def canary_verdict(spec, path="verdict"):
     context = {
         "jobs": jobs, "pods": pods, "logs": logs, "checks": checks, "context_pattern": context_pattern,
         "job_prefix": job_prefix, "job_timeout": job_timeout, "checked_at": checked_at, "now": now,
-        "simulated": simulated,
+        "simulated": simulated, "simulated_gpus": set(row["name"] for row in table if row["gpus_simulated"]),
     }
     results = [judge_lane(lane, context) for lane in lanes]
     return {
@@ -108,6 +112,7 @@ def judge_lane(lane, context):
                  if pod and _meta(entry.get("pod") or {}).get("name") == _meta(pod).get("name"))
     node = str((pod.get("spec") or {}).get("nodeName") or "")
     simulated = bool(node) and node in context["simulated"]
+    gpus_simulated = bool(node) and node in context["simulated_gpus"]
     finish = _finish(job)
     container = _first(c for c in _status(pod).get("containerStatuses") or [] if c.get("name") == CONTAINER)
     check = context["checks"][lane["check"]]
@@ -117,10 +122,12 @@ def judge_lane(lane, context):
 
     result, reason = _verdict(lane, job, pod, node, simulated, finish, container, log, lines, patterns, check,
                               context["job_timeout"])
+    if gpus_simulated and finish and not simulated:
+        result, reason = "scheduled-only", SIMULATED_GPU_REASON % _ended(finish, container)
     quoted = patterns + ([context["context_pattern"]] if context["context_pattern"] else [])
     evidence = [line for line in lines or [] if any(re.search(p, line) for p in quoted)]
-    if result == "failed" and node and not simulated and container:
-        # A container on a real node ran and failed: quote what it said.
+    if (result == "failed" or gpus_simulated) and node and not simulated and container:
+        # A container on a real node ran and failed (or had no GPU to use): quote what it said.
         evidence = _output(lines, quoted, container)
     return {
         "name": lane["name"],
@@ -132,6 +139,7 @@ def judge_lane(lane, context):
         "mig_profile": lane.get("mig_profile"),
         "node": node or None,
         "node_simulated": simulated,
+        "node_gpus_simulated": gpus_simulated,
         "result": result,
         "reason": reason,
         "evidence": evidence,
@@ -169,6 +177,10 @@ def _verdict(lane, job, pod, node, simulated, finish, container, log, lines, pat
     if missing:
         return "failed", "no GPU evidence in the log (no line matches %s)" % ", ".join(missing)
     return "proved", check["proof"]
+
+
+def _ended(finish, container):
+    return "succeeded" if finish["type"] == "Complete" else "exited with code %s" % _exit_code(container)
 
 
 def _output(lines, quoted, container):
@@ -209,6 +221,7 @@ def node_table(lanes, pods, nodes, job_prefix):
     rows = []
     for name in sorted(set(landed) | set(matched)):
         markers = simulation_markers(by_name[name]) if name in by_name else []
+        labels = _meta(by_name.get(name) or {}).get("labels") or {}
         if markers:
             simulated, known_by = True, ", ".join(markers)
         elif name in checked_simulated:
@@ -220,6 +233,7 @@ def node_table(lanes, pods, nodes, job_prefix):
         rows.append({
             "name": name,
             "simulated": simulated,
+            "gpus_simulated": not simulated and labels.get(SIMULATED_GPU_LABEL) == "true",
             "known_by": known_by,
             "landed": sorted(set(landed.get(name, []))),
             "matched": sorted(set(matched.get(name, []))),

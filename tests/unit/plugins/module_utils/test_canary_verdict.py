@@ -235,6 +235,49 @@ def test_simulated_node_wins_over_a_failed_container():
     assert result["evidence"] == []  # no output is quoted from a node where nothing ran
 
 
+# A kind worker whose GPUs are advertised by a status patch (molecule/kind, GPUCI_KIND_SIMULATE).
+SIMULATED_GPU_NODE = node("kind-worker", {"nvidia.com/gpu.product": "NVIDIA-L40S", "gpuci.runners/simulated-gpu": "true"},
+                          {"nvidia.com/gpu": "2"})
+
+
+def simulated_gpu_lane(outcome, phase, state, log):
+    nodes = [SIMULATED_GPU_NODE]
+    lane = dict(lanes_by_name(nodes)["l40s-cuda-1gpu"])
+    name = PREFIX + lane["name"]
+    the_pod = pod(name, "kind-worker", phase, state)
+    report = verdict([lane], [job(name, outcome)], [the_pod], [log_read(the_pod, log)], nodes=nodes)
+    return report["lanes"][0], report
+
+
+def test_real_node_with_simulated_gpus_ran_the_container_but_proves_nothing():
+    result, report = simulated_gpu_lane("failed", "Failed", terminated(127), NOT_FOUND + "\n")
+    assert result["result"] == "scheduled-only"
+    assert result["reason"] == ("real node with simulated GPUs (label gpuci.runners/simulated-gpu=true): "
+                                "the container ran and exited with code 127; no GPU there to prove")
+    assert (result["node_simulated"], result["node_gpus_simulated"]) == (False, True)
+    assert result["evidence"] == [NOT_FOUND]  # the container really ran: its own words
+    (row,) = report["nodes"]
+    assert (row["name"], row["simulated"], row["gpus_simulated"]) == ("kind-worker", False, True)
+    assert report["summary"] == {"proved": 0, "scheduled-only": 1, "failed": 0}
+
+
+def test_simulated_gpus_are_no_proof_even_when_the_log_shows_one():
+    result, report = simulated_gpu_lane("succeeded", "Succeeded", terminated(0), GPU_ROW + "\n")
+    assert result["result"] == "scheduled-only"
+    assert "the container ran and succeeded" in result["reason"]
+
+
+def test_simulated_gpus_do_not_excuse_a_container_that_never_finished():
+    result, report = simulated_gpu_lane("running", "Pending", waiting("ErrImageNeverPull"), "")
+    assert result["result"] == "failed"
+    assert "did not finish" in result["reason"]
+
+
+def test_nodes_without_the_label_have_real_gpus():
+    table = verdict(list(lanes_by_name().values()))["nodes"]
+    assert not any(row["gpus_simulated"] for row in table)
+
+
 def test_unfinished_job_names_the_container_waiting_reason():
     result, r = one_lane("l40s-cuda-1gpu", "timeout", "real-l40s", "running", "Pending",
                          waiting("ImagePullBackOff", 'Back-off pulling image "nvidia/cuda:12.4.1-base-ubuntu22.04"'))
@@ -380,11 +423,11 @@ def test_node_table_lists_landed_and_matched_nodes_real_or_simulated():
     # real-0 and cpu-0 matched no lane and took no pod: not in the table.
     assert set(rows) == {"gpu-l40s-0", "real-l40s", "real-a100", "real-dri"}
     assert rows["gpu-l40s-0"] == {
-        "name": "gpu-l40s-0", "simulated": True,
+        "name": "gpu-l40s-0", "simulated": True, "gpus_simulated": False,
         "known_by": "annotation kwok.x-k8s.io/node=fake, label gpuci.runners/simulated=true",
         "landed": ["l40s-cuda-1gpu"], "matched": ["l40s-cuda-1gpu"]}
     assert rows["real-l40s"] == {
-        "name": "real-l40s", "simulated": False,
+        "name": "real-l40s", "simulated": False, "gpus_simulated": False,
         "known_by": "neither annotation kwok.x-k8s.io/node nor label gpuci.runners/simulated=true",
         "landed": [], "matched": ["l40s-cuda-1gpu"]}
     assert rows["real-a100"]["landed"] == ["a100-cuda-mig-1g-10gb"]
