@@ -14,12 +14,11 @@ ReadWriteOnce work volume the hook puts the job pod on the runner's node.
 
 from __future__ import annotations
 
-import re
-
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_classes import merged_classes
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_request import cuda_runtime_class, resolve_gpu_request
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_pod_patch import container_patch, placement, pod_volumes
 from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import ARC_SCALE_SET_KEYS, ARC_SECRET_KEYS
+from ansible_collections.gpuci.runners.plugins.module_utils.release_names import ARC_SCALE_SET_NAME_MAX, is_dns_label
 from ansible_collections.gpuci.runners.plugins.module_utils.rendering import to_yaml
 from ansible_collections.gpuci.runners.plugins.module_utils.scheduling import cpu_only_affinity
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
@@ -50,8 +49,6 @@ HOOK_TEMPLATE_DIR = "/home/runner/pod-templates"
 HOOK_TEMPLATE_FILE = "job-template.yaml"
 HOOK_TEMPLATE_VOLUME = "hook-template"
 WORK_VOLUME_CLAIM_KEYS = frozenset(("storage_class", "size", "access_modes"))
-# The chart refuses scale set names longer than 45 characters.
-_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,43}[a-z0-9])?$")
 
 
 def arc_runner_template(scale_set, gpu_classes=None, path="scale_set", runtime_class=None):
@@ -125,9 +122,11 @@ def _placement_with_affinity(request):
 
 def _check_name(scale_set, path):
     name = required_str(scale_set, "name", path)
-    if not _NAME.match(name):
+    if not is_dns_label(name, ARC_SCALE_SET_NAME_MAX):
         raise ValidationError(
-            child(path, "name"), "must be a DNS label of at most 45 characters (a-z, 0-9, -)", name
+            child(path, "name"),
+            "must be a DNS label of at most %d characters (a-z, 0-9, -): the chart's limit" % ARC_SCALE_SET_NAME_MAX,
+            name,
         )
     return name
 
@@ -150,7 +149,7 @@ def _check_caller_keys(scale_set, path):
     min_runners = optional_int(scale_set, "min_runners", path, minimum=0)
     max_runners = optional_int(scale_set, "max_runners", path, minimum=0)
     if min_runners is not None and max_runners is not None and max_runners < min_runners:
-        raise ValidationError(child(path, "max_runners"), "must be >= min_runners (%d)" % min_runners, max_runners)
+        raise ValidationError(child(path, "min_runners"), "must not exceed max_runners (%d)" % max_runners, min_runners)
     _check_work_volume_claim(scale_set, path)
 
 

@@ -166,7 +166,7 @@ BAD_SCALE_SETS = [
     ({"name": "x", "gpu_class": "a10", "lane": "dri"}, ["scale_set.lane:", "'dri'"]),
     ({"name": "x", "gpus": 1}, ["scale_set.gpus:", "needs gpu_class"]),
     ({"name": "x", "min_runners": -1}, ["scale_set.min_runners:", "(got -1)"]),
-    ({"name": "x", "min_runners": 3, "max_runners": 2}, ["scale_set.max_runners:", "min_runners", "(got 2)"]),
+    ({"name": "x", "min_runners": 3, "max_runners": 2}, ["scale_set.min_runners:", "must not exceed max_runners (2)", "(got 3)"]),
     ({"name": "x", "max_runners": "5"}, ["scale_set.max_runners:", "'5'"]),
     ({"name": "x", "labels": "gpu"}, ["scale_set.labels:", "list", "'gpu'"]),
     ({"name": "x", "labels": ["l" * 256]}, ["scale_set.labels[0]:", "256"]),

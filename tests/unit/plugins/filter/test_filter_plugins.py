@@ -16,8 +16,8 @@ from ansible.errors import AnsibleFilterError
 
 REPO = pathlib.Path(__file__).resolve().parents[4]
 FILTER_DIR = REPO / "plugins" / "filter"
-FILTERS = ["arc_runner_template", "canary_lanes", "canary_verdict", "ci_yaml", "created_runner_tokens",
-           "gitlab_runner_config", "gitlab_runner_preflight", "gpu_pod_patch", "time_slicing_config"]
+FILTERS = ["arc_runner_template", "arc_runners_preflight", "canary_lanes", "canary_verdict", "ci_yaml",
+           "created_runner_tokens", "gitlab_runner_config", "gitlab_runner_preflight", "gpu_pod_patch", "time_slicing_config"]
 
 # The positional argument of each filter: the GPU class catalogue, unless named here (None: it takes none).
 POSITIONAL = {"ci_yaml": "header", "canary_verdict": None, "created_runner_tokens": None}
@@ -120,3 +120,10 @@ def test_preflight_filter_returns_problems_and_wraps_bad_input():
                       "gitlab_runner_fleet": "default"}) == []
     with pytest.raises(AnsibleFilterError, match=r"gpuci.runners.gitlab_runner_preflight: gitlab_runner_pools: must be a list"):
         preflight({"gitlab_runner_pools": "l40s"})
+
+
+def test_arc_preflight_filter_returns_problems_and_wraps_bad_input():
+    preflight = load("arc_runners_preflight")
+    assert preflight({"arc_runners_scale_sets": []}) == []
+    with pytest.raises(AnsibleFilterError, match=r"gpuci.runners.arc_runners_preflight: arc_runners_scale_sets\[0\]: must be a mapping"):
+        preflight({"arc_runners_scale_sets": ["x"]})

@@ -1,0 +1,136 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The arc_runners role's checks of its scale sets, before anything touches the cluster.
+
+The input holds the role's variables under their own names, so every problem
+names the inventory path the user wrote: ``arc_runners_scale_sets[name=x].github_config_url``,
+``arc_runners_scale_set_namespace`` (when a scale set takes the role's
+namespace). All problems are returned at once, one string each; an empty list
+means the scale sets are fine. Credentials are read (which kinds are set) but
+never shown: a problem names keys and scale sets, not values.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runner_template import arc_runner_template
+from ansible_collections.gpuci.runners.plugins.module_utils.release_names import DNS_LABEL_MAX, is_dns_label
+from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
+    ValidationError,
+    child,
+    named_item,
+    require_mapping,
+    type_name,
+)
+
+SCALE_SETS = "arc_runners_scale_sets"
+_CONFIG_URL = re.compile(r"https?://[^/\s]+/\S+")
+GITHUB_APP_KEYS = ("github_app_id", "github_app_installation_id", "github_app_private_key")
+# Every credential key; none of them reaches the template builder (the role's copies lack them too).
+CREDENTIAL_KEYS = ("github_token",) + GITHUB_APP_KEYS
+_KINDS = "github_token, the GitHub App (%s) or github_config_secret" % ", ".join(GITHUB_APP_KEYS)
+
+
+def problem(path, reason, *value):
+    """One problem as text: ``path: reason (got value)``."""
+    return str(ValidationError(path, reason, *value))
+
+
+def arc_runners_preflight(settings, gpu_classes=None):
+    """Return the problems of the role's scale sets (see docs/filters.md); ``[]`` when none.
+
+    ``settings`` maps the role's variable names to their values: ``arc_runners_scale_sets`` (as
+    the inventory wrote them, credentials included), ``arc_runners_state``,
+    ``arc_runners_scale_set_namespace`` and ``arc_runners_runtime_class``.
+    """
+    require_mapping(settings, "arc_runners_preflight")
+    scale_sets = settings.get(SCALE_SETS) or []
+    if not isinstance(scale_sets, (list, tuple)):
+        raise ValidationError(SCALE_SETS, "must be a list, not %s" % type_name(scale_sets))
+    for index, scale_set in enumerate(scale_sets):
+        require_mapping(scale_set, "%s[%d]" % (SCALE_SETS, index))
+    problems = _unique_names(scale_sets)
+    if settings.get("arc_runners_state", "present") != "present":
+        return problems  # tearing down needs names only
+    for index, scale_set in enumerate(scale_sets):
+        if scale_set.get("state") not in (None, "present"):
+            continue
+        path = named_item(SCALE_SETS, scale_set, index)
+        problems += _config_url(scale_set, path)
+        problems += _credentials(scale_set, path)
+        problems += _namespace(scale_set, path, settings)
+        problems += _work_volume_claim(scale_set, path)
+        problems += _template(scale_set, path, settings, gpu_classes)
+    return problems
+
+
+def _unique_names(scale_sets):
+    problems, earlier = [], []
+    names = [scale_set.get("name") for scale_set in scale_sets]
+    for index, scale_set in enumerate(scale_sets):
+        name = names[index]
+        if isinstance(name, str) and name not in earlier and names.count(name) > 1:
+            problems.append(problem(child(named_item(SCALE_SETS, scale_set, index), "name"), "must be unique: %d scale "
+                                    "sets use it (each scale set is a release and a runs-on name)" % names.count(name)))
+        earlier.append(name)
+    return problems
+
+
+def _config_url(scale_set, path):
+    url = scale_set.get("github_config_url")
+    reason = "must be the https:// URL of a GitHub organisation, repository or enterprise"
+    if url is None or url == "":
+        return [problem(child(path, "github_config_url"), "is required: " + reason)]
+    if not isinstance(url, str) or not _CONFIG_URL.fullmatch(url):
+        return [problem(child(path, "github_config_url"), reason, url)]
+    return []
+
+
+def _credentials(scale_set, path):
+    """Exactly one kind of credentials, a GitHub App with all three keys; values never shown."""
+    app_keys = [key for key in GITHUB_APP_KEYS if scale_set.get(key)]
+    kinds = (["github_token"] if scale_set.get("github_token") else []) + (["GitHub App"] if app_keys else []) \
+        + (["github_config_secret"] if scale_set.get("github_config_secret") else [])
+    if len(kinds) != 1:
+        return [problem(path, "set exactly one kind of credentials: %s; got %s (values not shown)"
+                        % (_KINDS, " and ".join(kinds) or "none"))]
+    missing = [key for key in GITHUB_APP_KEYS if key not in app_keys]
+    if app_keys and missing:
+        return [problem(child(path, key), "is required: the GitHub App needs %s" % ", ".join(GITHUB_APP_KEYS))
+                for key in missing]
+    return []
+
+
+def _namespace(scale_set, path, settings):
+    if scale_set.get("namespace") is not None:
+        namespace, namespace_path = scale_set["namespace"], child(path, "namespace")
+    else:
+        namespace, namespace_path = settings.get("arc_runners_scale_set_namespace"), "arc_runners_scale_set_namespace"
+    if not is_dns_label(namespace):
+        return [problem(namespace_path, "must be a DNS label of at most %d characters (a-z, 0-9, -)" % DNS_LABEL_MAX,
+                        namespace)]
+    return []
+
+
+def _work_volume_claim(scale_set, path):
+    mode = scale_set.get("container_mode") or "none"
+    has_claim = scale_set.get("work_volume_claim") is not None
+    if mode == "kubernetes" and not has_claim:
+        return [problem(child(path, "work_volume_claim"), "is required with container_mode kubernetes (the job pods' "
+                        "work volume)")]
+    if mode != "kubernetes" and has_claim:
+        return [problem(child(path, "work_volume_claim"), "is only used with container_mode kubernetes (the job pods' "
+                        "work volume); container_mode is %s" % mode)]
+    return []
+
+
+def _template(scale_set, path, settings, gpu_classes):
+    """Render the pod template as the role will: the builder checks the name, counts and GPU keys."""
+    public = dict((key, value) for key, value in scale_set.items() if key not in CREDENTIAL_KEYS)
+    try:
+        arc_runner_template(public, gpu_classes, path, settings.get("arc_runners_runtime_class"))
+    except ValidationError as error:
+        return [str(error)]
+    return []
