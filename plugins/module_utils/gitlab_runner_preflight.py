@@ -43,7 +43,11 @@ _AUTH_TOKEN = re.compile(r"glrt-[A-Za-z0-9_-]+")
 _ACCESS_TOKEN_PREFIX = "glpat-"
 _HTTP_URL = re.compile(r"https?://[^/]+.*", re.DOTALL)
 # The role-level variables a pool inherits when it does not set the key itself.
-_POOL_DEFAULTS = {"namespace": "gitlab_runner_namespace", "gitlab_url": "gitlab_runner_gitlab_url"}
+_POOL_DEFAULTS = {
+    "namespace": "gitlab_runner_namespace",
+    "gitlab_url": "gitlab_runner_gitlab_url",
+    "concurrent": "gitlab_runner_concurrent",
+}
 
 
 def problem(path, reason, *value):
@@ -56,8 +60,8 @@ def gitlab_runner_preflight(settings, gpu_classes=None):
 
     ``settings`` maps the role's variable names to their values: ``gitlab_runner_pools`` (as the
     inventory wrote them, tokens included), ``gitlab_runner_state``, ``gitlab_runner_namespace``,
-    ``gitlab_runner_fleet``, ``gitlab_runner_gitlab_url``, ``gitlab_runner_access_token``,
-    ``gitlab_runner_manager_resources`` and ``gitlab_runner_runtime_class``.
+    ``gitlab_runner_fleet``, ``gitlab_runner_gitlab_url``, ``gitlab_runner_concurrent``,
+    ``gitlab_runner_access_token``, ``gitlab_runner_manager_resources`` and ``gitlab_runner_runtime_class``.
     """
     require_mapping(settings, "gitlab_runner_preflight")
     pools = settings.get(POOLS) or []
@@ -79,6 +83,7 @@ def gitlab_runner_preflight(settings, gpu_classes=None):
             problems += _token(pool, path, has_access_token)
         if present:
             problems += _gitlab_url(pool, path, settings)
+            problems += _role_concurrent(pool, settings)
             problems += _hpa(pool, path, settings)
             problems += _config(pool, path, settings, gpu_classes)
     return problems
@@ -159,6 +164,16 @@ def _gitlab_url(pool, path, settings):
     url, url_path = _inherited(pool, "gitlab_url", path, settings)
     if not isinstance(url, str) or not _HTTP_URL.fullmatch(url):
         return [problem(url_path, "must be an http(s) URL such as https://gitlab.example.com", url)]
+    return []
+
+
+def _role_concurrent(pool, settings):
+    """The role's concurrent, for a pool that takes it (the builder checks a pool's own)."""
+    if pool.get("concurrent") is not None or "gitlab_runner_concurrent" not in settings:
+        return []
+    value = settings["gitlab_runner_concurrent"]
+    if not _is_int(value) or value < 1:
+        return [problem("gitlab_runner_concurrent", "must be an integer >= 1", value)]
     return []
 
 

@@ -119,25 +119,25 @@ def test_no_scale_sets_no_controller_and_no_chart_download(testbed, playbooks, c
 BAD_INPUTS = {
     "two credential kinds": (
         with_scale_set(A10, github_config_secret="some-secret"),
-        [f"arc_runners_scale_sets[{A10}]", "github_token and github_config_secret"]),
+        [f"arc_runners_scale_sets[name={A10}]: set exactly one kind", "got github_token and github_config_secret"]),
     "no credentials": (
         with_scale_set(A10, github_token=None),
-        [f"arc_runners_scale_sets[{A10}]", "got none"]),
+        [f"arc_runners_scale_sets[name={A10}]: set exactly one kind", "got none"]),
     "incomplete GitHub App": (
         with_scale_set(L40S, github_app_private_key=None),
-        [f"arc_runners_scale_sets[{L40S}]", "the GitHub App lacks github_app_private_key"]),
+        [f"arc_runners_scale_sets[name={L40S}].github_app_private_key: is required"]),
     "min above max": (
         with_scale_set(A10, min_runners=3, max_runners=1),
-        [f"arc_runners_scale_sets[{A10}].min_runners (3) must not exceed max_runners (1)"]),
+        [f"arc_runners_scale_sets[name={A10}].min_runners: must not exceed max_runners (1) (got 3)"]),
     "lane the class cannot serve": (
         with_scale_set(A10, lane="dri", gpus=None),
         [f"arc_runners_scale_sets[name={A10}].lane", "GPU class a10 serves only the lanes cuda"]),
     "duplicate names": (
         {**CONVERGE, "arc_runners_scale_sets": SCALE_SETS + [SCALE_SETS[0]]},
-        [f"the name {A10} is used 2 times"]),
+        [f"arc_runners_scale_sets[name={A10}].name: must be unique: 2 scale sets"]),
     "kubernetes mode without work volume": (
         with_scale_set(L40S, work_volume_claim=None),
-        [f"arc_runners_scale_sets[{L40S}].work_volume_claim is required"]),
+        [f"arc_runners_scale_sets[name={L40S}].work_volume_claim: is required with container_mode kubernetes"]),
     "wrong type, named by argument validation": (
         with_scale_set(A10, max_runners="many"),
         ["max_runners", "arc_runners_scale_sets"]),

@@ -130,10 +130,12 @@ def fleet_objects(cluster, kind: str, api_version: str = "v1") -> list[str]:
 
 # --- bad input never touches the cluster -------------------------------------------------------
 
-# One case per validation layer (preflight assert, filter); the full catalogue
-# of bad inventories is tests/integration/test_bad_inputs.py.
+# One case per rule source (a pool rule, a GPU key of the config builder), both
+# reported by the preflight filter; the full catalogue of bad inventories is
+# tests/integration/test_bad_inputs.py.
 @pytest.mark.parametrize("bad_pool, fragments", [
-    ({"name": "reg", "token": "GR1348941notanauthtoken"}, ["gitlab_runner_pools[].token", "reg", "token not shown"]),
+    ({"name": "reg", "token": "GR1348941notanauthtoken"},
+     ["gitlab_runner_pools[name=reg].token: must be a runner authentication token", "token not shown"]),
     ({"name": "l40s-mig", "token": "glrt-x", "gpu_class": "l40s", "mig_profile": "1g.10gb"},
      ["gitlab_runner_pools[name=l40s-mig].mig_profile", "GPU class l40s has no such MIG profile"]),
 ], ids=["registration-token", "mig-on-l40s"])

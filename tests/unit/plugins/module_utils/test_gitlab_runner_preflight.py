@@ -29,6 +29,7 @@ def settings(*pools, **role):
         "gitlab_runner_namespace": "gitlab-runner",
         "gitlab_runner_fleet": "default",
         "gitlab_runner_gitlab_url": "https://gitlab.example.com",
+        "gitlab_runner_concurrent": 1,
         "gitlab_runner_access_token": "",
         "gitlab_runner_manager_resources": {"requests": {"cpu": "100m", "memory": "128Mi"}},
         "gitlab_runner_runtime_class": None,
@@ -140,6 +141,16 @@ def test_the_role_url_is_named_when_the_pool_takes_it():
 
 def test_urls_of_absent_pools_are_not_checked():
     assert problems_of(settings(pool(state="absent", gitlab_url="nowhere"))) == []
+
+
+@pytest.mark.parametrize("value", ["4", 0, True])
+def test_the_role_concurrent_must_be_a_count(value):
+    refused(settings(gitlab_runner_concurrent=value), "gitlab_runner_concurrent", "must be an integer >= 1")
+
+
+def test_a_pool_concurrent_is_checked_at_the_pool():
+    assert problems_of(settings(pool(concurrent=4), gitlab_runner_concurrent="x")) == []
+    refused(settings(pool(concurrent="many")), "gitlab_runner_pools[name=l40s].concurrent", "must be an integer")
 
 
 def test_hpa_min_must_not_exceed_max():
