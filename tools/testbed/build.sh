@@ -7,7 +7,8 @@
 # A component whose binaries are already there is not rebuilt.
 # Usage: build.sh [component ...]
 #   (kubernetes etcd kwok helm nvidia-ctk containerd runc cni device-plugin netsetup;
-#   default all)
+#   default all; the Docker tier's kind harness adds kind, etcd-kind and
+#   coredns-kind)
 # kubernetes includes the kubelet; containerd, runc and the CNI plugins make the
 # real node. All are static, so the same files run on a GPU host without a
 # package manager.
@@ -20,9 +21,9 @@ source "$here/lib/common.sh"
 # k8s.io/kubernetes replaces its staging modules with local paths, so it cannot
 # be built with `go install pkg@version`. A generated wrapper module requires it
 # and points every k8s.io staging module at its published tag instead; its main
-# (tools/testbed/kubernetes/main.go) is one multi-call binary of all five
+# (tools/testbed/kubernetes/main.go) is one multi-call binary of all seven
 # components, linked under each component's name.
-KUBERNETES_COMPONENTS=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet)
+KUBERNETES_COMPONENTS=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kubeadm kube-proxy)
 kubernetes_dir() { echo "$cache/kubernetes-$KUBERNETES_VERSION-multicall"; }
 
 build_kubernetes() {
@@ -56,19 +57,22 @@ build_kubernetes() {
 }
 
 # etcd's server module also carries relative replaces; a wrapper main calls etcdmain.
+# build_etcd [VERSION]: ETCD_VERSION unless given (the kind node image's etcd
+# is the one kubeadm asks for, KIND_ETCD_VERSION).
 build_etcd() {
-  local dir=$cache/etcd-$ETCD_VERSION
-  have "$dir" etcd && { log "etcd $ETCD_VERSION cached"; return; }
+  local version=${1:-$ETCD_VERSION}
+  local dir=$cache/etcd-$version
+  have "$dir" etcd && { log "etcd $version cached"; return; }
   local work=$dir/wrapper; mkdir -p "$work" "$dir/bin"
   cat > "$work/go.mod" <<MOD
 module gpuci.local/testbed/etcd
 go 1.24.0
 require (
-	go.etcd.io/etcd/server/v3 $ETCD_VERSION
-	go.etcd.io/etcd/api/v3 $ETCD_VERSION
-	go.etcd.io/etcd/client/pkg/v3 $ETCD_VERSION
-	go.etcd.io/etcd/client/v3 $ETCD_VERSION
-	go.etcd.io/etcd/pkg/v3 $ETCD_VERSION
+	go.etcd.io/etcd/server/v3 $version
+	go.etcd.io/etcd/api/v3 $version
+	go.etcd.io/etcd/client/pkg/v3 $version
+	go.etcd.io/etcd/client/v3 $version
+	go.etcd.io/etcd/pkg/v3 $version
 )
 MOD
   cat > "$work/main.go" <<'GO'
@@ -83,7 +87,7 @@ import (
 
 func main() { etcdmain.Main(os.Args) }
 GO
-  log "building etcd $ETCD_VERSION"
+  log "building etcd $version"
   (cd "$work" && GOFLAGS="$GOFLAGS -mod=mod" with_progress "etcd" go build -ldflags "-s -w" -o "$dir/bin/etcd" .)
 }
 
@@ -173,6 +177,24 @@ build_cni() {
     "$mod/plugins/main/loopback@$CNI_PLUGINS_VERSION"
 }
 
+# kind and the CoreDNS its node image carries, for the harness's kind
+# clusters (tools/kind); their cache folder is apart from the testbed's since
+# only the Docker tier uses them.
+kind_cache=${GPUCI_KIND_CACHE:-$HOME/.cache/gpuci-kind}
+build_kind() {
+  local dir=$kind_cache/kind-$KIND_VERSION
+  have "$dir" kind && { log "kind $KIND_VERSION cached"; return; }
+  log "building kind $KIND_VERSION"
+  GOBIN=$dir/bin with_progress kind go install -ldflags "-s -w" "sigs.k8s.io/kind@$KIND_VERSION"
+}
+
+build_coredns() {
+  local dir=$kind_cache/coredns-$KIND_COREDNS_VERSION
+  have "$dir" coredns && { log "CoreDNS $KIND_COREDNS_VERSION cached"; return; }
+  log "building CoreDNS $KIND_COREDNS_VERSION (its plugins make it a long build)"
+  GOBIN=$dir/bin with_progress coredns go install -ldflags "-s -w" "github.com/coredns/coredns@$KIND_COREDNS_VERSION"
+}
+
 # --print-paths: the bin folders, joined by ':', for PATH (nothing is built).
 if [ "${1:-}" = --print-paths ]; then
   printf '%s:' "$(kubernetes_dir)/bin" "$cache/etcd-$ETCD_VERSION/bin" \
@@ -188,6 +210,9 @@ for c in "${components[@]}"; do
   case $c in
     kubernetes) build_kubernetes ;;
     etcd) build_etcd ;;
+    etcd-kind) build_etcd "$KIND_ETCD_VERSION" ;;
+    kind) build_kind ;;
+    coredns-kind) build_coredns ;;
     kwok) build_kwok ;;
     helm) build_helm ;;
     nvidia-ctk) build_nvidia_ctk ;;
