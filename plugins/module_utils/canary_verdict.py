@@ -226,6 +226,9 @@ def node_table(lanes, pods, nodes, job_prefix):
             simulated, known_by = True, ", ".join(markers)
         elif name in checked_simulated:
             simulated, known_by = True, "the node check of its lanes"
+        elif labels.get(SIMULATED_GPU_LABEL) == "true":
+            simulated, known_by = False, "real (no annotation %s), GPUs simulated: label %s=true" % (
+                KWOK_ANNOTATION, SIMULATED_GPU_LABEL)
         elif name in by_name:
             simulated, known_by = False, "neither annotation %s nor label %s=true" % (KWOK_ANNOTATION, SIMULATED_LABEL)
         else:

@@ -258,6 +258,8 @@ def test_real_node_with_simulated_gpus_ran_the_container_but_proves_nothing():
     assert result["evidence"] == [NOT_FOUND]  # the container really ran: its own words
     (row,) = report["nodes"]
     assert (row["name"], row["simulated"], row["gpus_simulated"]) == ("kind-worker", False, True)
+    assert row["known_by"] == ("real (no annotation kwok.x-k8s.io/node), GPUs simulated: "
+                               "label gpuci.runners/simulated-gpu=true")
     assert report["summary"] == {"proved": 0, "scheduled-only": 1, "failed": 0}
 
 
