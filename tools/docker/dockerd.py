@@ -11,10 +11,11 @@ TEST HARNESS ONLY. Users run their own engine; nothing here reaches what they ru
 It never touches a system engine: the socket, PID records and logs live in
 GPUCI_DOCKER_STATE (default /tmp/gpuci-docker, short because of socket path
 limits), images in GPUCI_DOCKER_DATA (default ~/.cache/gpuci-docker/data-root)
-so builds are reused across runs. No bridge and no iptables rules are made:
-containers that need the network run with `--network host` (builds reach the
-package indexes the way this machine does; the EE reaches the testbed's API
-server on 127.0.0.1).
+so builds are reused across runs. No default bridge and no iptables rules are
+made: containers that need the network run with `--network host` (builds reach
+the package indexes the way this machine does; the EE reaches the testbed's API
+server on 127.0.0.1). kind makes a bridge network of its own for its nodes and
+publishes their API server on 127.0.0.1 only.
 
 On VMs whose capability bounding set lacks CAP_SYS_RESOURCE (these CI VMs) the
 default runtime is runc behind the testbed's wrapper (tools/testbed/runc_wrapper.py),
