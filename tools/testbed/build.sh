@@ -91,11 +91,17 @@ GO
   (cd "$work" && GOFLAGS="$GOFLAGS -mod=mod" with_progress "etcd" go build -ldflags "-s -w" -o "$dir/bin/etcd" .)
 }
 
+# go_install DIR BINARY LABEL PACKAGE@VERSION: a Go tool whose published
+# module builds with `go install`, into DIR/bin unless BINARY is there.
+go_install() {
+  local dir=$1 binary=$2 label=$3 package=$4
+  have "$dir" "$binary" && { log "$label cached"; return; }
+  log "building $label"
+  GOBIN=$dir/bin with_progress "$binary" go install -ldflags "-s -w" "$package"
+}
+
 build_kwok() {
-  local dir=$cache/kwok-$KWOK_VERSION
-  have "$dir" kwok && { log "kwok $KWOK_VERSION cached"; return; }
-  log "building kwok $KWOK_VERSION"
-  GOBIN=$dir/bin with_progress kwok go install -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+  go_install "$cache/kwok-$KWOK_VERSION" kwok "kwok $KWOK_VERSION" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
 }
 
 build_helm() {
@@ -182,17 +188,13 @@ build_cni() {
 # only the Docker tier uses them.
 kind_cache=${GPUCI_KIND_CACHE:-$HOME/.cache/gpuci-kind}
 build_kind() {
-  local dir=$kind_cache/kind-$KIND_VERSION
-  have "$dir" kind && { log "kind $KIND_VERSION cached"; return; }
-  log "building kind $KIND_VERSION"
-  GOBIN=$dir/bin with_progress kind go install -ldflags "-s -w" "sigs.k8s.io/kind@$KIND_VERSION"
+  go_install "$kind_cache/kind-$KIND_VERSION" kind "kind $KIND_VERSION" "sigs.k8s.io/kind@$KIND_VERSION"
 }
 
+# Its plugins make CoreDNS a long build (minutes, cold).
 build_coredns() {
-  local dir=$kind_cache/coredns-$KIND_COREDNS_VERSION
-  have "$dir" coredns && { log "CoreDNS $KIND_COREDNS_VERSION cached"; return; }
-  log "building CoreDNS $KIND_COREDNS_VERSION (its plugins make it a long build)"
-  GOBIN=$dir/bin with_progress coredns go install -ldflags "-s -w" "github.com/coredns/coredns@$KIND_COREDNS_VERSION"
+  go_install "$kind_cache/coredns-$KIND_COREDNS_VERSION" coredns "CoreDNS $KIND_COREDNS_VERSION" \
+    "github.com/coredns/coredns@$KIND_COREDNS_VERSION"
 }
 
 # --print-paths: the bin folders, joined by ':', for PATH (nothing is built).
