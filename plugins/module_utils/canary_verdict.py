@@ -44,7 +44,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
 )
 
 INPUT_KEYS = frozenset((
-    "lanes", "jobs", "pods", "logs", "nodes", "checks", "context_pattern", "job_prefix", "job_timeout",
+    "lanes", "jobs", "pods", "logs", "events", "nodes", "checks", "context_pattern", "job_prefix", "job_timeout",
     "checked_at", "now",
 ))
 RESULTS = ("proved", "scheduled-only", "failed")
@@ -79,6 +79,7 @@ def canary_verdict(spec, path="verdict"):
     jobs = _objects(spec.get("jobs"), child(path, "jobs"))
     pods = _objects(spec.get("pods"), child(path, "pods"))
     logs = _objects(spec.get("logs"), child(path, "logs"))
+    events = _objects(spec.get("events"), child(path, "events"))
     nodes = _objects(spec.get("nodes"), child(path, "nodes"))
     checks = _checks(spec.get("checks"), lanes, path)
     context_pattern = _pattern(spec.get("context_pattern") or "", child(path, "context_pattern"))
@@ -90,7 +91,7 @@ def canary_verdict(spec, path="verdict"):
     table = node_table(lanes, pods, nodes, job_prefix)
     simulated = set(row["name"] for row in table if row["simulated"])
     context = {
-        "jobs": jobs, "pods": pods, "logs": logs, "checks": checks, "context_pattern": context_pattern,
+        "jobs": jobs, "pods": pods, "logs": logs, "events": events, "checks": checks, "context_pattern": context_pattern,
         "job_prefix": job_prefix, "job_timeout": job_timeout, "checked_at": checked_at, "now": now,
         "simulated": simulated, "simulated_gpus": set(row["name"] for row in table if row["gpus_simulated"]),
     }
@@ -121,7 +122,7 @@ def judge_lane(lane, context):
     lines = [str(line) for line in log_lines] if isinstance(log_lines, list) else None
 
     result, reason = _verdict(lane, job, pod, node, simulated, finish, container, log, lines, patterns, check,
-                              context["job_timeout"])
+                              context["job_timeout"], _last_warning(context["events"], pod))
     if gpus_simulated and finish and not simulated:
         result, reason = "scheduled-only", SIMULATED_GPU_REASON % _ended(finish, container)
     quoted = patterns + ([context["context_pattern"]] if context["context_pattern"] else [])
@@ -153,7 +154,8 @@ def judge_lane(lane, context):
     }
 
 
-def _verdict(lane, job, pod, node, simulated, finish, container, log, lines, patterns, check, job_timeout):
+def _verdict(lane, job, pod, node, simulated, finish, container, log, lines, patterns, check, job_timeout,
+             warning):
     """(result, reason), checked in the order of trust."""
     if not lane["node_check"]["ok"]:
         return "failed", lane["node_check"]["reason"]
@@ -168,7 +170,9 @@ def _verdict(lane, job, pod, node, simulated, finish, container, log, lines, pat
     if not finish:
         state = container.get("state") or {}
         waiting = (state.get("waiting") or {}).get("reason") or _status(pod).get("phase") or "unknown"
-        return "failed", "canary Job did not finish within %ds (container: %s)" % (job_timeout, waiting)
+        # What the kubelet said last (a sandbox it could not create, an image it could not pull) is the why.
+        said = "; last warning %s: %s" % (warning["reason"], warning["message"]) if warning else ""
+        return "failed", "canary Job did not finish within %ds (container: %s%s)" % (job_timeout, waiting, said)
     if finish["type"] == "Failed":
         return "failed", "canary checks failed (exit code %s)" % _exit_code(container)
     if lines is None:
@@ -177,6 +181,19 @@ def _verdict(lane, job, pod, node, simulated, finish, container, log, lines, pat
     if missing:
         return "failed", "no GPU evidence in the log (no line matches %s)" % ", ".join(missing)
     return "proved", check["proof"]
+
+
+def _last_warning(events, pod):
+    """The pod's most recent Warning event as {reason, message}; None without one."""
+    name = _meta(pod or {}).get("name")
+    mine = [e for e in events if name and e.get("type") == "Warning"
+            and (e.get("involvedObject") or {}).get("kind") == "Pod"
+            and (e.get("involvedObject") or {}).get("name") == name]
+    if not mine:
+        return None
+    # lastTimestamp is second-granular and may be unset on newer events; eventTime then.
+    latest = max(mine, key=lambda e: (str(e.get("lastTimestamp") or e.get("eventTime") or ""), int(e.get("count") or 1)))
+    return {"reason": str(latest.get("reason") or "Warning"), "message": " ".join(str(latest.get("message") or "").split())}
 
 
 def _ended(finish, container):

@@ -289,6 +289,33 @@ def test_unfinished_job_names_the_container_waiting_reason():
     assert result["evidence"] == []
 
 
+def event(pod_name, reason, message, last, kind="Pod", type_="Warning", count=1):
+    """An Event as k8s_info returns it."""
+    return {"apiVersion": "v1", "kind": "Event", "type": type_, "reason": reason, "message": message,
+            "count": count, "lastTimestamp": last, "metadata": {"name": pod_name + ".1", "namespace": NAMESPACE},
+            "involvedObject": {"kind": kind, "name": pod_name, "namespace": NAMESPACE}}
+
+
+def test_unfinished_job_quotes_the_pods_latest_warning():
+    lane = lanes_by_name()["l40s-cuda-1gpu"]
+    name = PREFIX + lane["name"]
+    the_pod = pod(name, "real-l40s", "Pending", waiting("ContainerCreating"))
+    pod_name = the_pod["metadata"]["name"]
+    events = [
+        event(pod_name, "FailedCreatePodSandBox", "first try", "2026-03-02T10:00:10Z"),
+        event(pod_name, "FailedCreatePodSandBox",
+              'Failed to create pod sandbox: unable to get OCI runtime:\n no runtime for "nvidia" is configured',
+              "2026-03-02T10:05:10Z", count=20),
+        event("someone-else", "BackOff", "not this pod", "2026-03-02T10:09:00Z"),
+        event(pod_name, "Scheduled", "a Normal event is no warning", "2026-03-02T10:09:30Z", type_="Normal"),
+    ]
+    (result,) = verdict([lane], [job(name, "running")], [the_pod], events=events)["lanes"]
+    assert result["result"] == "failed"
+    assert result["reason"] == (
+        "canary Job did not finish within 600s (container: ContainerCreating; last warning FailedCreatePodSandBox: "
+        'Failed to create pod sandbox: unable to get OCI runtime: no runtime for "nvidia" is configured)')
+
+
 def test_unfinished_running_container_quotes_its_output_so_far():
     result, r = one_lane("l40s-cuda-1gpu", "hung", "real-l40s", "running", "Running", running(),
                          log="waiting for the GPU\n")
