@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 
-from ansible_collections.gpuci.runners.plugins.module_utils.scheduling import check_tolerations
+from ansible_collections.gpuci.runners.plugins.module_utils.scheduling import DRI_NODE_LABEL, check_tolerations
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     ValidationError,
     check_int,
@@ -39,7 +39,6 @@ GPU_RESOURCE = "nvidia.com/gpu"
 # The GPU Operator taints nothing itself, but GPU node pools are commonly
 # tainted nvidia.com/gpu=present:NoSchedule (as AKS and GKE do).
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
-DRI_LABEL = "gpuci.runners/dri"
 
 _A100_80GB_MIG = ["1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"]
 _A100_40GB_MIG = ["1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"]
@@ -58,8 +57,8 @@ _BUILTIN_CLASSES = {
         "memory_mib": None,
         "mig_profiles": [],
         "lanes": ["dri"],
-        "node_selector": {DRI_LABEL: "true"},
-        "tolerations": [{"key": DRI_LABEL, "operator": "Exists", "effect": "NoSchedule"}],
+        "node_selector": {DRI_NODE_LABEL: "true"},
+        "tolerations": [{"key": DRI_NODE_LABEL, "operator": "Exists", "effect": "NoSchedule"}],
     },
 }
 
