@@ -50,7 +50,8 @@ TOOLS_DIR = HERE.parent
 sys.path.insert(0, str(TOOLS_DIR / "testbed"))
 sys.path.insert(0, str(TOOLS_DIR / "docker"))
 import oci_image  # noqa: E402  (the testbed's registry-free image writer)
-from lib.images import PAUSE_IMAGE, pinned  # noqa: E402
+from base_image import exists  # noqa: E402  (the harness's `docker image inspect` probe)
+from lib.images import PAUSE_IMAGE, own_archives, pinned  # noqa: E402
 
 SUITE = "bookworm"
 MIRROR = os.environ.get("GPUCI_DEBIAN_MIRROR", "http://deb.debian.org/debian")
@@ -111,10 +112,6 @@ def reference() -> str:
     for path in sorted([*HERE.glob("node/*"), Path(__file__), TOOLS_DIR / "testbed" / "oci_image.py"]):
         recipe.update(path.read_bytes())
     return f"{REPOSITORY}:{KUBERNETES}-{recipe.hexdigest()[:12]}"
-
-
-def exists(ref: str) -> bool:
-    return subprocess.run(["docker", "image", "inspect", ref], capture_output=True, check=False).returncode == 0
 
 
 def _run(argv: list[str], **kwargs) -> subprocess.CompletedProcess:
@@ -211,6 +208,13 @@ def _systemd_as_kind_does(root: Path) -> None:
     _run(["systemctl", f"--root={root}", "mask", "systemd-binfmt.service"], capture_output=True)
 
 
+def _binary_layer(work: Path, binary: Path, at: str) -> bytes:
+    """A layer holding one binary at `at` (a path inside the image)."""
+    folder = work / f"{binary.name}-layer"
+    _install(binary, folder / at)
+    return oci_image.layer_from_dir(folder)
+
+
 def _image_archives(rootfs_tar: Path, binaries: dict[str, Path], work: Path) -> list[Path]:
     """The control plane's images (one shared layer of the multi-call binary) and etcd, as archives."""
     layer_dir = work / "kubernetes-layer/usr/local/bin"
@@ -225,15 +229,9 @@ def _image_archives(rootfs_tar: Path, binaries: dict[str, Path], work: Path) -> 
     root_layer = oci_image.layer_from_tar(rootfs_tar)
     images[f"registry.k8s.io/kube-proxy:{KUBERNETES}"] = [root_layer, kubernetes_layer]
     images[NETWORK_IMAGE] = [root_layer]
-    etcd_dir = work / "etcd-layer/usr/local/bin"
-    _install(binaries["etcd"], etcd_dir / "etcd")
-    images[ETCD_IMAGE] = [oci_image.layer_from_dir(work / "etcd-layer")]
-    kwok_dir = work / "kwok-layer/usr/local/bin"
-    _install(binaries["kwok"], kwok_dir / "kwok")
-    images[KWOK_IMAGE] = [oci_image.layer_from_dir(work / "kwok-layer")]
-    coredns_dir = work / "coredns-layer"
-    _install(binaries["coredns"], coredns_dir / "coredns")
-    images[COREDNS_IMAGE] = [oci_image.layer_from_dir(coredns_dir)]
+    images[ETCD_IMAGE] = [_binary_layer(work, binaries["etcd"], "usr/local/bin/etcd")]
+    images[KWOK_IMAGE] = [_binary_layer(work, binaries["kwok"], "usr/local/bin/kwok")]
+    images[COREDNS_IMAGE] = [_binary_layer(work, binaries["coredns"], "coredns")]
     entrypoints = {KWOK_IMAGE: ["/usr/local/bin/kwok"], COREDNS_IMAGE: ["/coredns"],
                    NETWORK_IMAGE: ["/usr/local/bin/gpuci-node-network"]}
     archives = []
@@ -242,10 +240,8 @@ def _image_archives(rootfs_tar: Path, binaries: dict[str, Path], work: Path) -> 
         out.parent.mkdir(parents=True, exist_ok=True)
         oci_image.write_archive(oci_image.build(ref, layers, entrypoint=entrypoints.get(ref), labels=labels), out)
         archives.append(out)
-    testbed_images = CACHE / "images"
-    archives += [testbed_images / f"pause-{pinned('PAUSE_VERSION')}.tar",
-                 testbed_images / "debian-bookworm-cuda-env.tar"]
-    return archives
+    # pause and the Debian image for test and canary pods, as the testbed's real node gets them.
+    return archives + own_archives()
 
 
 def _preload(rootfs_ref: str, ref: str, archives: list[Path]) -> None:

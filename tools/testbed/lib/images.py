@@ -56,14 +56,19 @@ def provided_dir() -> Path:
     return Path(os.environ.get("GPUCI_TESTBED_UPSTREAM_IMAGES", cache / "upstream-images"))
 
 
-def archives() -> list[Path]:
-    """The archives to import: the testbed's own (pause first: kubelet needs it for every pod), then the provided."""
+def own_archives() -> list[Path]:
+    """The testbed's own image archives as build-images.sh names them (pause first: kubelet needs it for every pod)."""
     printed = subprocess.run(["bash", str(TOOLS_DIR / "build-images.sh"), "--print-archives"],
                              check=True, capture_output=True, text=True).stdout.split()
     found = [Path(p) for p in printed]
     if not any(p.name.startswith("pause-") for p in found):
         raise SystemExit("testbed: the pause image is not built; run: bash tools/testbed/build-images.sh")
-    return found + sorted(provided_dir().glob("*.tar"))
+    return found
+
+
+def archives() -> list[Path]:
+    """The archives to import: the testbed's own, then the provided."""
+    return own_archives() + sorted(provided_dir().glob("*.tar"))
 
 
 def real_components(references: set[str]) -> list[str]:
