@@ -20,9 +20,10 @@ from ansible_collections.gpuci.runners.plugins.module_utils.release_names import
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     ValidationError,
     child,
+    mapping_list,
     named_item,
+    problem,
     require_mapping,
-    type_name,
 )
 
 SCALE_SETS = "arc_runners_scale_sets"
@@ -33,11 +34,6 @@ CREDENTIAL_KEYS = ("github_token",) + GITHUB_APP_KEYS
 _KINDS = "github_token, the GitHub App (%s) or github_config_secret" % ", ".join(GITHUB_APP_KEYS)
 
 
-def problem(path, reason, *value):
-    """One problem as text: ``path: reason (got value)``."""
-    return str(ValidationError(path, reason, *value))
-
-
 def arc_runners_preflight(settings, gpu_classes=None):
     """Return the problems of the role's scale sets (see docs/filters.md); ``[]`` when none.
 
@@ -46,11 +42,7 @@ def arc_runners_preflight(settings, gpu_classes=None):
     ``arc_runners_scale_set_namespace`` and ``arc_runners_runtime_class``.
     """
     require_mapping(settings, "arc_runners_preflight")
-    scale_sets = settings.get(SCALE_SETS) or []
-    if not isinstance(scale_sets, (list, tuple)):
-        raise ValidationError(SCALE_SETS, "must be a list, not %s" % type_name(scale_sets))
-    for index, scale_set in enumerate(scale_sets):
-        require_mapping(scale_set, "%s[%d]" % (SCALE_SETS, index))
+    scale_sets = mapping_list(settings, SCALE_SETS)
     problems = _unique_names(scale_sets)
     if settings.get("arc_runners_state", "present") != "present":
         return problems  # tearing down needs names only

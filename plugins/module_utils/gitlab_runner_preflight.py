@@ -32,9 +32,10 @@ from ansible_collections.gpuci.runners.plugins.module_utils.release_names import
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     ValidationError,
     child,
+    mapping_list,
     named_item,
+    problem,
     require_mapping,
-    type_name,
 )
 
 POOLS = "gitlab_runner_pools"
@@ -50,11 +51,6 @@ _POOL_DEFAULTS = {
 }
 
 
-def problem(path, reason, *value):
-    """One problem as text: ``path: reason (got value)``."""
-    return str(ValidationError(path, reason, *value))
-
-
 def gitlab_runner_preflight(settings, gpu_classes=None):
     """Return the problems of the role's pools and settings (see docs/filters.md); ``[]`` when none.
 
@@ -64,11 +60,7 @@ def gitlab_runner_preflight(settings, gpu_classes=None):
     ``gitlab_runner_access_token``, ``gitlab_runner_manager_resources`` and ``gitlab_runner_runtime_class``.
     """
     require_mapping(settings, "gitlab_runner_preflight")
-    pools = settings.get(POOLS) or []
-    if not isinstance(pools, (list, tuple)):
-        raise ValidationError(POOLS, "must be a list, not %s" % type_name(pools))
-    for index, pool in enumerate(pools):
-        require_mapping(pool, "%s[%d]" % (POOLS, index))
+    pools = mapping_list(settings, POOLS)
     problems = []
     problems += _role_settings(settings)
     problems += _names(pools)

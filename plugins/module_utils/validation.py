@@ -199,3 +199,18 @@ def named_item(path, entry, index):
     if isinstance(name, str) and name:
         return "%s[name=%s]" % (path, name)
     return item(path, index)
+
+
+def problem(path, reason, *value):
+    """One problem as text, for checks that report all problems at once: ``path: reason (got value)``."""
+    return str(ValidationError(path, reason, *value))
+
+
+def mapping_list(settings, key):
+    """``settings[key]`` (missing: []) as a list of mappings; raises naming ``key[index]`` otherwise."""
+    entries = settings.get(key) or []
+    if not isinstance(entries, (list, tuple)):
+        raise ValidationError(key, "must be a list, not %s" % type_name(entries))
+    for index, entry in enumerate(entries):
+        require_mapping(entry, item(key, index))
+    return entries
