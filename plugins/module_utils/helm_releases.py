@@ -1,0 +1,309 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Apply many Helm releases at once: decide per release, then run helm concurrently.
+
+Why not kubernetes.core.helm in a loop: it handles one release per task, an
+Ansible loop runs them one after another, and its action plugin refuses
+`async`. For a fleet of 50 pools that is 50 sequential `helm upgrade --wait`
+plus, on a no-op rerun, a chart download per release to learn its version.
+Here:
+
+- what is deployed is read once per namespace (`helm list`) and per release
+  (`helm get values`), concurrently;
+- a release whose chart name, version and user values equal the wanted ones
+  is left alone without touching the chart (no download, no helm upgrade);
+- each chart that some release needs is pulled once, then every release that
+  changes is upgraded concurrently from that one file, each with `--wait` and
+  its own rollback on failure (`--atomic`, helm 4: `--rollback-on-failure`);
+- in check mode, each release that would change is rendered by helm's own
+  `--dry-run=server` and nothing is installed.
+
+The helm process runner is passed in (`run(argv) -> (rc, stdout, stderr)`),
+so the decisions are unit tested over recorded helm answers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tarfile
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+
+# Bytes of helm's stderr kept in an error: its last lines say what failed.
+_ERROR_TAIL = 1500
+# What the API server answers for a custom resource whose CRD is not installed.
+_MISSING_KIND = "no matches for kind"
+
+
+class HelmError(Exception):
+    """A helm command failed; the message names the release and quotes helm."""
+
+
+def chart_ref(release: dict) -> str:
+    """What helm gets as the chart: a local path, oci://registry/path/chart, or a name in chart_repo_url."""
+    if release.get("chart_path"):
+        return release["chart_path"]
+    repo = release.get("chart_repo_url") or ""
+    if repo.startswith("oci://"):
+        return repo.rstrip("/") + "/" + release["chart"]
+    return release["chart"]
+
+
+def local_chart_identity(path: str) -> tuple[str, str]:
+    """(name, version) from a chart directory's or packaged chart's Chart.yaml.
+
+    Read with a pattern, not a YAML library: a module's Python may lack PyYAML,
+    and both keys are plain top-level scalars in every chart.
+    """
+    if os.path.isdir(path):
+        with open(os.path.join(path, "Chart.yaml"), encoding="utf-8") as handle:
+            text = handle.read()
+    else:
+        with tarfile.open(path) as archive:
+            member = next(m for m in archive.getmembers() if re.fullmatch(r"[^/]+/Chart\.yaml", m.name))
+            text = archive.extractfile(member).read().decode("utf-8")
+
+    def top_level(key: str) -> str:
+        match = re.search(r"^%s:[ \t]*['\"]?([^'\"\s#]+)" % key, text, flags=re.MULTILINE)
+        if not match:
+            raise HelmError(f"{path}: Chart.yaml has no {key}")
+        return match.group(1)
+    return top_level("name"), top_level("version")
+
+
+def wanted_chart(release: dict) -> str:
+    """The chart as `helm list` shows a deployed release's: <name>-<version>."""
+    if release.get("chart_path"):
+        name, version = local_chart_identity(release["chart_path"])
+        return f"{name}-{version}"
+    return f"{release['chart']}-{release['chart_version']}"
+
+
+def same_chart(deployed: str, wanted: str) -> bool:
+    """True when both name the same chart and version; a leading v on the version does not count."""
+    def parts(chart: str) -> tuple[str, str]:
+        # The version starts at the first dash followed by a digit (or v and a digit): 1.2.3-rc.1 keeps its dash.
+        match = re.fullmatch(r"(.+?)-v?(\d.*)", chart)
+        return (match.group(1), match.group(2)) if match else (chart, "")
+    return parts(deployed) == parts(wanted)
+
+
+def decide(release: dict, deployed: dict | None, deployed_values: dict | None) -> str:
+    """What a release needs: install, upgrade, unchanged, uninstall or absent.
+
+    deployed is its `helm list -a` record (None: no release); a release that is
+    not in status `deployed` (failed, pending) is upgraded whatever it holds.
+    """
+    if release["state"] == "absent":
+        return "uninstall" if deployed else "absent"
+    if deployed is None:
+        return "install"
+    if (deployed.get("status") == "deployed" and same_chart(deployed.get("chart", ""), wanted_chart(release))
+            and (deployed_values or {}) == (release.get("values") or {})):
+        return "unchanged"
+    return "upgrade"
+
+
+def diff_of(release: dict, deployed: dict | None, deployed_values: dict | None, action: str) -> dict:
+    """Ansible's diff for one release: chart and user values before and after, as indented JSON."""
+    before = {} if deployed is None else {"chart": deployed.get("chart"), "values": deployed_values or {}}
+    after = {} if release["state"] == "absent" else {"chart": wanted_chart(release), "values": release.get("values") or {}}
+    header = f"helm release {release['namespace']}/{release['name']} ({action})"
+    return {"before": json.dumps(before, indent=2, sort_keys=True) + "\n",
+            "after": json.dumps(after, indent=2, sort_keys=True) + "\n",
+            "before_header": header, "after_header": header}
+
+
+class Helm:
+    """argv builders and the runner, with the flags that differ between helm 3 and 4."""
+
+    def __init__(self, run, binary: str = "helm", kube_args: list[str] | None = None):
+        self.run = run
+        self.binary = binary
+        self.kube_args = kube_args or []
+        self._rollback_flag = None
+
+    def call(self, args: list[str], what: str) -> str:
+        rc, out, err = self.run([self.binary, *args, *self.kube_args])
+        if rc != 0:
+            raise HelmError(f"{what}: helm {args[0]} failed (rc {rc}): {(err or out).strip()[-_ERROR_TAIL:]}")
+        return out
+
+    def rollback_flag(self) -> str:
+        """helm 4 renamed --atomic to --rollback-on-failure."""
+        if self._rollback_flag is None:
+            version = self.call(["version", "--template", "{{.Version}}"], "helm version").strip()
+            self._rollback_flag = "--rollback-on-failure" if version.startswith("v4") else "--atomic"
+        return self._rollback_flag
+
+    def deployed(self, namespace: str) -> dict[str, dict]:
+        records = json.loads(self.call(["list", "--namespace", namespace, "--all", "--output", "json"],
+                                       f"releases of namespace {namespace}") or "[]")
+        return {record["name"]: record for record in records or []}
+
+    def values(self, release: dict) -> dict:
+        out = self.call(["get", "values", release["name"], "--namespace", release["namespace"], "--output", "json"],
+                        f"{release['namespace']}/{release['name']}")
+        return json.loads(out or "null") or {}
+
+    def pull(self, release: dict, destination: str) -> str:
+        """Download the release's chart once into destination; return the packaged chart's path."""
+        args = ["pull", chart_ref(release), "--version", release["chart_version"], "--destination", destination]
+        if release.get("chart_repo_url") and not release["chart_repo_url"].startswith("oci://"):
+            args += ["--repo", release["chart_repo_url"]]
+        before = set(os.listdir(destination))
+        self.call(args, f"chart {chart_ref(release)} {release['chart_version']}")
+        (added,) = set(os.listdir(destination)) - before
+        return os.path.join(destination, added)
+
+    def upgrade(self, release: dict, chart_file: str, values_file: str, dry_run: bool) -> None:
+        args = ["upgrade", "--install", release["name"], chart_file, "--namespace", release["namespace"],
+                "--values", values_file, "--timeout", f"{release['timeout']}s"]
+        if release.get("create_namespace"):
+            args.append("--create-namespace")
+        what = f"{release['namespace']}/{release['name']}"
+        if dry_run:
+            try:
+                self.call(args + ["--dry-run=server"], what)
+            except HelmError as error:
+                if _MISSING_KIND not in str(error):
+                    raise
+                # In check mode the CRDs this chart (or the controller's chart
+                # before it) would install do not exist, so the API server
+                # cannot map the custom resources: render without the cluster.
+                self.call(args + ["--dry-run=client"], what)
+            return
+        if release.get("wait", True):
+            args.append("--wait")
+        if release.get("atomic", True):
+            args.append(self.rollback_flag())
+        self.call(args, what)
+
+    def recover(self, release: dict, status: str) -> None:
+        """Release a release that an interrupted helm left pending, as helm's own rollback would have.
+
+        A helm process that lost the API server (or was killed) cannot roll
+        back, and the release stays pending-install, -upgrade or -rollback:
+        every later helm upgrade refuses it ("another operation is in
+        progress"). The collection owns its releases and two converges of the
+        same cluster at once are not supported, so a pending release is taken
+        as left behind: a first install is uninstalled, anything else rolled
+        back to its previous revision. Then the upgrade runs.
+        """
+        what = f"{release['namespace']}/{release['name']}"
+        if status == "pending-install":
+            self.call(["uninstall", release["name"], "--namespace", release["namespace"], "--wait",
+                       "--timeout", f"{release['timeout']}s"], what)
+        else:
+            self.call(["rollback", release["name"], "--namespace", release["namespace"], "--wait",
+                       "--timeout", f"{release['timeout']}s"], what)
+
+    def uninstall(self, release: dict) -> None:
+        args = ["uninstall", release["name"], "--namespace", release["namespace"], "--timeout", f"{release['timeout']}s"]
+        if release.get("wait", True):
+            args.append("--wait")
+        self.call(args, f"{release['namespace']}/{release['name']}")
+
+
+def _concurrently(work, items, workers: int) -> list:
+    """Results of work(item) in items' order; each result is a value or the HelmError it raised."""
+    def guarded(item):
+        try:
+            return work(item)
+        except HelmError as error:
+            return error
+    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(items) or 1))) as pool:
+        return list(pool.map(guarded, items))
+
+
+def apply_releases(helm: Helm, releases: list[dict], check_mode: bool, workers: int) -> dict:
+    """Bring every release to its state. Returns {changed, releases, diff, errors}; errors name releases."""
+    errors: list[str] = []
+    namespaces = sorted({r["namespace"] for r in releases})
+    listed = dict(zip(namespaces, _concurrently(helm.deployed, namespaces, workers)))
+    for namespace, answer in listed.items():
+        if isinstance(answer, HelmError):
+            errors.append(str(answer))
+            listed[namespace] = {}
+
+    def read(release):
+        record = listed[release["namespace"]].get(release["name"])
+        needs_values = record is not None and release["state"] == "present"
+        return record, (helm.values(release) if needs_values else None)
+
+    found = _concurrently(read, releases, workers)
+    decisions = []
+    for release, answer in zip(releases, found):
+        if isinstance(answer, HelmError):
+            errors.append(str(answer))
+            continue
+        record, values = answer
+        decisions.append((release, decide(release, record, values), record, values))
+
+    to_run = [(r, a, rec) for r, a, rec, _val in decisions if a not in ("unchanged", "absent")]
+    outcome = {id(r): None for r, _a, _rec in to_run}
+    with tempfile.TemporaryDirectory(prefix="gpuci-helm-") as work:
+        charts = _pull_charts(helm, [r for r, a, _rec in to_run if a != "uninstall"], work, workers, errors)
+
+        def run(item):
+            release, action, record = item
+            if action == "uninstall":
+                if not check_mode:
+                    helm.uninstall(release)
+                return None
+            chart_file = charts.get(_chart_key(release))
+            if chart_file is None:
+                raise HelmError(f"{release['namespace']}/{release['name']}: its chart could not be fetched")
+            values_file = os.path.join(work, f"{release['namespace']}.{release['name']}.values.json")
+            with open(values_file, "w", encoding="utf-8") as handle:
+                json.dump(release.get("values") or {}, handle)
+            status = (record or {}).get("status", "")
+            if status.startswith("pending-"):
+                if check_mode:
+                    return None  # helm refuses even a dry run of a pending release; the real run recovers it
+                helm.recover(release, status)
+            helm.upgrade(release, chart_file, values_file, dry_run=check_mode)
+            return None
+
+        for (release, _action, _record), answer in zip(to_run, _concurrently(run, to_run, workers)):
+            outcome[id(release)] = answer
+    results, diffs = [], []
+    for release, action, record, values in decisions:
+        failed = outcome.get(id(release))
+        if isinstance(failed, HelmError):
+            errors.append(str(failed))
+        changed = action not in ("unchanged", "absent") and failed is None
+        results.append({"name": release["name"], "namespace": release["namespace"], "state": release["state"],
+                        "action": action, "changed": changed, "failed": failed is not None})
+        if changed:
+            diffs.append(diff_of(release, record, values, action))
+    return {"changed": any(r["changed"] for r in results), "releases": results, "diff": diffs, "errors": errors}
+
+
+def _chart_key(release: dict) -> tuple:
+    return (chart_ref(release), release.get("chart_repo_url") or "", release.get("chart_version") or "")
+
+
+def _pull_charts(helm: Helm, releases: list[dict], work: str, workers: int, errors: list[str]) -> dict:
+    """{chart key: local chart}: local charts as they are, every other chart pulled once."""
+    charts, remote = {}, {}
+    for release in releases:
+        if release.get("chart_path"):
+            charts[_chart_key(release)] = release["chart_path"]
+        else:
+            remote.setdefault(_chart_key(release), release)
+    keys = list(remote)
+
+    def pull(key):
+        destination = tempfile.mkdtemp(dir=work)
+        return helm.pull(remote[key], destination)
+
+    for key, answer in zip(keys, _concurrently(pull, keys, workers)):
+        if isinstance(answer, HelmError):
+            errors.append(str(answer))
+        else:
+            charts[key] = answer
+    return charts

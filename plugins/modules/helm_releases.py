@@ -1,0 +1,227 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) gpuci.runners maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: helm_releases
+short_description: Bring many Helm releases to their state at once, concurrently
+description:
+  - Installs, upgrades or uninstalls a list of Helm releases with the C(helm)
+    CLI, several at a time, each with C(--wait) and its own rollback on
+    failure.
+  - A release whose deployed chart, version and user values already equal the
+    wanted ones is left alone without downloading its chart, so a rerun that
+    changes nothing costs one C(helm list) per namespace and one
+    C(helm get values) per release.
+  - Each chart some release needs is pulled once, whatever the number of
+    releases using it.
+  - Why not M(kubernetes.core.helm) - it takes one release per task, an
+    Ansible loop runs those one after another, and its action plugin refuses
+    C(async); a fleet of 50 runner pools then costs 50 sequential
+    C(helm upgrade --wait) calls, and a no-op rerun downloads the chart once
+    per release to learn its version. The collection keeps
+    M(kubernetes.core.k8s) for its own objects.
+version_added: 0.2.0
+author:
+  - gpuci.runners maintainers (@gpuci)
+options:
+  releases:
+    description:
+      - The releases, each in the state it names. Chart sources are one of a
+        local chart (I(chart_path)), an OCI registry (I(chart_repo_url)
+        C(oci://...)), or a chart repository (I(chart_repo_url) C(http(s)://...)).
+    type: list
+    elements: dict
+    required: true
+    suboptions:
+      name:
+        description: Release name.
+        type: str
+        required: true
+      namespace:
+        description: Release namespace.
+        type: str
+        required: true
+      state:
+        description: C(present) installs or upgrades, C(absent) uninstalls.
+        type: str
+        choices: [present, absent]
+        default: present
+      chart:
+        description: The chart's name in its repository or registry.
+        type: str
+      chart_version:
+        description: Pinned chart version; required unless I(chart_path) is set.
+        type: str
+      chart_repo_url:
+        description: C(http(s)://) chart repository or C(oci://) registry path holding I(chart).
+        type: str
+      chart_path:
+        description: A local chart directory or packaged chart; wins over I(chart_repo_url).
+        type: path
+      values:
+        description: The release's user values (C(helm get values)).
+        type: dict
+        default: {}
+      wait:
+        description: Wait until the release's resources are ready (or deleted).
+        type: bool
+        default: true
+      atomic:
+        description: Roll back a failed install or upgrade (helm C(--atomic), helm 4 C(--rollback-on-failure)).
+        type: bool
+        default: true
+      timeout:
+        description: Seconds helm waits for this release.
+        type: int
+        default: 300
+      create_namespace:
+        description: Let helm create the namespace.
+        type: bool
+        default: false
+  max_workers:
+    description:
+      - How many helm commands run at once. Helm mostly waits for the API
+        server and for pods, so this may exceed the controller's cores.
+    type: int
+    default: 8
+  binary_path:
+    description: The helm executable; C(helm) on C(PATH) when unset.
+    type: path
+  kubeconfig:
+    description:
+      - Kubeconfig file for helm. Unset, helm uses C(K8S_AUTH_KUBECONFIG),
+        then C(KUBECONFIG), then C(~/.kube/config).
+    type: path
+  context:
+    description: Kubeconfig context for helm (C(K8S_AUTH_CONTEXT) when unset).
+    type: str
+notes:
+  - Check mode renders each release that would change with helm's own
+    C(--dry-run=server) and changes nothing.
+  - Supports diff mode; the diff shows chart and user values of each changed release.
+  - Member of the collection's C(kubernetes) action group, so the playbooks'
+    C(module_defaults) give it the cluster's kubeconfig and context.
+requirements:
+  - helm 3.8 or later on the controller
+"""
+
+EXAMPLES = r"""
+- name: Runner pool releases, at most 8 helm commands at a time
+  gpuci.runners.helm_releases:
+    releases:
+      - name: gitlab-runner-l40s
+        namespace: gitlab-runner
+        chart: gitlab-runner
+        chart_version: 0.86.0
+        chart_repo_url: https://charts.gitlab.io
+        values: {gitlabUrl: https://gitlab.example.com}
+        timeout: 300
+      - name: gitlab-runner-old
+        namespace: gitlab-runner
+        state: absent
+"""
+
+RETURN = r"""
+releases:
+  description: One entry per release, in the order given.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: Release name.
+      type: str
+    namespace:
+      description: Release namespace.
+      type: str
+    state:
+      description: The state asked for.
+      type: str
+    action:
+      description: C(install), C(upgrade), C(unchanged), C(uninstall) or C(absent) (nothing to uninstall).
+      type: str
+    changed:
+      description: Whether this release changed, or in check mode would change.
+      type: bool
+    failed:
+      description: Whether helm failed for this release.
+      type: bool
+"""
+
+import os
+import subprocess
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpuci.runners.plugins.module_utils.helm_releases import Helm, apply_releases
+
+_RELEASE_OPTIONS = dict(
+    name=dict(type="str", required=True),
+    namespace=dict(type="str", required=True),
+    state=dict(type="str", choices=["present", "absent"], default="present"),
+    chart=dict(type="str"),
+    chart_version=dict(type="str"),
+    chart_repo_url=dict(type="str"),
+    chart_path=dict(type="path"),
+    values=dict(type="dict", default={}),
+    wait=dict(type="bool", default=True),
+    atomic=dict(type="bool", default=True),
+    timeout=dict(type="int", default=300),
+    create_namespace=dict(type="bool", default=False),
+)
+
+
+def _source_problems(releases: list[dict]) -> list[str]:
+    problems = []
+    for index, release in enumerate(releases):
+        if release["state"] == "absent" or release.get("chart_path"):
+            continue
+        missing = [key for key in ("chart", "chart_version", "chart_repo_url") if not release.get(key)]
+        if missing:
+            problems.append(f"releases[{index}] ({release['namespace']}/{release['name']}) needs "
+                            f"{', '.join(missing)} (or chart_path)")
+    return problems
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            releases=dict(type="list", elements="dict", required=True, options=_RELEASE_OPTIONS),
+            max_workers=dict(type="int", default=8),
+            binary_path=dict(type="path"),
+            kubeconfig=dict(type="path"),
+            context=dict(type="str"),
+        ),
+        supports_check_mode=True,
+    )
+    releases = module.params["releases"]
+    problems = _source_problems(releases)
+    if problems:
+        module.fail_json(msg="; ".join(problems))
+    binary = module.params["binary_path"] or module.get_bin_path("helm", required=True)
+    kubeconfig = module.params["kubeconfig"] or os.environ.get("K8S_AUTH_KUBECONFIG")
+    context = module.params["context"] or os.environ.get("K8S_AUTH_CONTEXT")
+    kube_args = (["--kubeconfig", kubeconfig] if kubeconfig else []) + (["--kube-context", context] if context else [])
+
+    def run(argv):
+        proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+        return proc.returncode, proc.stdout, proc.stderr
+
+    result = apply_releases(Helm(run, binary, kube_args), releases, module.check_mode, module.params["max_workers"])
+    errors = result.pop("errors")
+    diff = result.pop("diff")
+    if module._diff:
+        result["diff"] = diff
+    if errors:
+        module.fail_json(msg="; ".join(errors), **result)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
