@@ -20,6 +20,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_config
     ADVANCED_POD_SPEC_FLAG,
     gitlab_runner_document,
 )
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_plan import POOL_DEFAULTS
 from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import GITLAB_SECRET_KEYS
 from ansible_collections.gpuci.runners.plugins.module_utils.release_names import (
     DNS_LABEL_MAX,
@@ -43,12 +44,6 @@ POOLS = "gitlab_runner_pools"
 _AUTH_TOKEN = re.compile(r"glrt-[A-Za-z0-9_-]+")
 _ACCESS_TOKEN_PREFIX = "glpat-"
 _HTTP_URL = re.compile(r"https?://[^/]+.*", re.DOTALL)
-# The role-level variables a pool inherits when it does not set the key itself.
-_POOL_DEFAULTS = {
-    "namespace": "gitlab_runner_namespace",
-    "gitlab_url": "gitlab_runner_gitlab_url",
-    "concurrent": "gitlab_runner_concurrent",
-}
 
 
 def gitlab_runner_preflight(settings, gpu_classes=None):
@@ -148,7 +143,7 @@ def _inherited(pool, key, path, settings):
     """The pool's value of ``key`` and the path it was written at (the pool's or the role's variable)."""
     if pool.get(key) is not None:
         return pool[key], child(path, key)
-    variable = _POOL_DEFAULTS[key]
+    variable = POOL_DEFAULTS[key]
     return settings.get(variable), variable
 
 

@@ -1,7 +1,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Role variables as Ansible renders them from the roles' own defaults and vars
-(no cluster): the gitlab_runner role's Helm values, and what the real
+(no cluster): the gitlab_runner role's Helm values from its plan, and what the real
 gitlab-runner chart makes of them under `helm template`; the runtime class
 each role gives cuda job pods.
 
@@ -58,12 +58,14 @@ PLAY = textwrap.dedent("""\
         - "{{{{ roles_dir }}}}/arc_runners/defaults/main.yml"
         - "{{{{ roles_dir }}}}/gpu_canary/defaults/main.yml"
       tasks:
-        - name: Render each present pool's values
+        - name: Plan the pools as the role does
+          ansible.builtin.include_role:
+            name: gpuci.runners.gitlab_runner
+            tasks_from: plan.yml
+        - name: Take each present pool's values from the plan
           ansible.builtin.set_fact:
-            rendered: "{{{{ rendered | default({{}}) | combine({{_gitlab_runner_pool.name: _gitlab_runner_release_values}}) }}}}"
-          loop: "{{{{ _gitlab_runner_present_pools }}}}"
-          loop_control:
-            loop_var: _gitlab_runner_pool
+            rendered: "{{{{ rendered | default({{}}) | combine({{item['values'].runners.name: item['values']}}) }}}}"
+          loop: "{{{{ __gitlab_runner_plan.releases }}}}"
         - name: Write them
           ansible.builtin.copy:
             content: >-

@@ -1,0 +1,175 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The arc_runners role's plan: what its controller and scale sets become in the cluster, decided once.
+
+From the role's variables (under their own names, as the preflight filter
+takes them, scale sets without their credentials) it returns:
+
+- ``controller_wanted``: install the controller: when asked
+  (``arc_runners_controller_enabled``), or, unset, when scale sets are declared;
+- ``scale_sets``: every scale set with the role's defaults filled in;
+- ``namespaces``: the namespaces the present controller and scale sets need;
+- ``controller``: the controller's release (``None`` when not wanted);
+- ``releases``: one gha-runner-scale-set release per present scale set, with
+  its complete values (pod template, container mode, credentials Secret's
+  name, the controller's service account), ready for
+  ``gpuci.runners.helm_releases``;
+- ``configmaps``: the hook template ConfigMaps of kubernetes-mode scale sets;
+- ``secrets``: per present scale set whose credentials the role keeps, the
+  Secret's name, namespace and labels (the credentials never pass through here);
+- ``removed``: the scale sets to remove (marked absent, or all of them with
+  ``arc_runners_state: absent``), and ``removals``: their releases in state
+  absent for ``helm_releases``;
+- ``scale_set_label``: the label that ties a Secret or ConfigMap to its scale set;
+- ``by_scale_set``: per present scale set, what pruning and verification
+  compare with: its credentials Secret's name (``secret``, ``owns_secret``),
+  its hook ConfigMap's name (``hook_configmap``, or None) and pod ``template``;
+- ``chart_paths``: the local charts (``controller``, ``scale_set``) when
+  ``arc_runners_chart_path`` is set, else None.
+
+The role applies it: controller first (its chart brings the CRDs), then every
+scale set's objects and releases at once.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runner_template import arc_runner_template
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_preflight import CREDENTIAL_KEYS, SCALE_SETS
+from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import ownership_labels
+from ansible_collections.gpuci.runners.plugins.module_utils.validation import mapping_list, named_item, require_mapping
+
+CONTROLLER_CHART = "gha-runner-scale-set-controller"
+SCALE_SET_CHART = "gha-runner-scale-set"
+# Which scale set a Secret or hook ConfigMap belongs to, so stale ones can be found.
+SCALE_SET_LABEL = "gpuci.runners/arc-scale-set"
+# The controller chart names its service account like its Deployment.
+CONTROLLER_SUFFIX = "gha-rs-controller"
+DEFAULT_WORK_VOLUME_ACCESS_MODES = ["ReadWriteOnce"]
+
+
+def controller_fullname(release_name):
+    """The controller chart's fullname: the release name with -gha-rs-controller unless already in it."""
+    name = release_name if CONTROLLER_SUFFIX in release_name else release_name + "-" + CONTROLLER_SUFFIX
+    return name[:63].rstrip("-")
+
+
+def controller_wanted(settings, scale_sets):
+    enabled = settings.get("arc_runners_controller_enabled")
+    return bool(enabled) if enabled is not None else len(scale_sets) > 0
+
+
+def arc_runners_plan(settings, gpu_classes=None):
+    """The role's plan (see the module docstring)."""
+    require_mapping(settings, "arc_runners_plan")
+    scale_sets = [_with_defaults(entry, settings) for entry in mapping_list(settings, SCALE_SETS)]
+    role_present = settings.get("arc_runners_state", "present") == "present"
+    wanted = controller_wanted(settings, scale_sets)
+    present = [(index, s) for index, s in enumerate(scale_sets) if role_present and s["state"] == "present"]
+    account = settings.get("arc_runners_controller_service_account") or {
+        "name": controller_fullname(settings["arc_runners_controller_release_name"]),
+        "namespace": settings["arc_runners_controller_namespace"]}
+    releases, configmaps, secrets, by_scale_set = [], [], [], {}
+    for index, scale_set in present:
+        rendered = arc_runner_template(scale_set, gpu_classes, named_item(SCALE_SETS, scale_set, index),
+                                       settings.get("arc_runners_runtime_class"))
+        labels = ownership_labels({SCALE_SET_LABEL: scale_set["name"]})
+        secret_name = scale_set.get("github_config_secret") or scale_set["name"] + "-github-config"
+        if not scale_set.get("github_config_secret"):
+            secrets.append({"scale_set": scale_set["name"], "name": secret_name,
+                            "namespace": scale_set["namespace"], "labels": labels})
+        hook = rendered["hook_template"]
+        by_scale_set[scale_set["name"]] = {"secret": secret_name, "owns_secret": not scale_set.get("github_config_secret"),
+                                           "hook_configmap": hook["configmap_name"] if hook else None,
+                                           "template": rendered["template"]}
+        if hook is not None:
+            configmaps.append({"apiVersion": "v1", "kind": "ConfigMap",
+                               "metadata": {"name": hook["configmap_name"], "namespace": scale_set["namespace"],
+                                            "labels": labels},
+                               "data": hook["data"]})
+        releases.append(_chart_release(settings, scale_set["name"], scale_set["namespace"], SCALE_SET_CHART,
+                                       scale_set_values(scale_set, rendered["template"], secret_name, account,
+                                                        settings.get("arc_runners_scale_set_values") or {})))
+    controller = None
+    if role_present and wanted:
+        values = copy.deepcopy(settings.get("arc_runners_controller_values") or {})
+        values.setdefault("serviceAccount", {}).update({"create": True, "name": account["name"]})
+        controller = _chart_release(settings, settings["arc_runners_controller_release_name"],
+                                    settings["arc_runners_controller_namespace"], CONTROLLER_CHART, values)
+    removed = [s for s in scale_sets if not role_present or s["state"] == "absent"]
+    # Without a live controller the chart's objects keep their cleanup
+    # finalizers, so waiting for them would only time out: with
+    # arc_runners_force_finalizers the role releases them itself afterwards.
+    wait = not settings.get("arc_runners_force_finalizers", False)
+    removals = [{"name": s["name"], "namespace": s["namespace"], "state": "absent", "wait": wait,
+                 "timeout": settings["arc_runners_wait_timeout"]} for s in removed]
+    namespaces = ([settings["arc_runners_controller_namespace"]] if controller else []) + [
+        s["namespace"] for _index, s in present]
+    return {
+        "controller_wanted": wanted,
+        "scale_sets": scale_sets,
+        "namespaces": list(dict.fromkeys(namespaces)),
+        "controller": controller,
+        "releases": releases,
+        "configmaps": configmaps,
+        "secrets": secrets,
+        "removed": removed,
+        "removals": removals,
+        "scale_set_label": SCALE_SET_LABEL,
+        "by_scale_set": by_scale_set,
+        "chart_paths": {"controller": chart_path(settings, CONTROLLER_CHART),
+                        "scale_set": chart_path(settings, SCALE_SET_CHART)},
+    }
+
+
+def _with_defaults(entry, settings):
+    public = {key: value for key, value in entry.items() if key not in CREDENTIAL_KEYS}
+    defaults = {"namespace": settings["arc_runners_scale_set_namespace"], "state": "present",
+                "container_mode": "none", "labels": []}
+    return {**defaults, **public}
+
+
+def chart_path(settings, chart):
+    """arc_runners_chart_path is a directory holding both charts, packaged as helm pull names them."""
+    folder = settings.get("arc_runners_chart_path") or ""
+    return "%s/%s-%s.tgz" % (folder, chart, settings["arc_runners_chart_version"]) if folder else None
+
+
+def _chart_release(settings, name, namespace, chart, values):
+    return {"name": name, "namespace": namespace, "state": "present", "chart": chart,
+            "chart_version": settings["arc_runners_chart_version"],
+            "chart_repo_url": settings["arc_runners_chart_repo_url"], "chart_path": chart_path(settings, chart),
+            "timeout": settings["arc_runners_wait_timeout"], "values": values}
+
+
+def scale_set_values(scale_set, template, secret_name, account, extra_values):
+    """The gha-runner-scale-set chart's values; the user's extra values never override what the role builds
+    (preflight refuses them)."""
+    values = copy.deepcopy(extra_values)
+    values.update({
+        "githubConfigUrl": scale_set["github_config_url"],
+        "githubConfigSecret": secret_name,
+        "controllerServiceAccount": dict(account),
+        "scaleSetLabels": list(scale_set["labels"]),
+        "template": template,
+    })
+    for key, value_key in (("runner_group", "runnerGroup"), ("min_runners", "minRunners"),
+                           ("max_runners", "maxRunners")):
+        if scale_set.get(key) not in (None, ""):
+            values[value_key] = scale_set[key]
+    if scale_set["container_mode"] != "none":
+        values["containerMode"] = _container_mode(scale_set)
+    return values
+
+
+def _container_mode(scale_set):
+    if scale_set["container_mode"] == "dind":
+        return {"type": "dind"}
+    claim = scale_set.get("work_volume_claim") or {}
+    volume = {"accessModes": claim.get("access_modes") or list(DEFAULT_WORK_VOLUME_ACCESS_MODES),
+              "resources": {"requests": {"storage": claim["size"]}}}
+    if claim.get("storage_class"):
+        volume["storageClassName"] = claim["storage_class"]
+    return {"type": "kubernetes", "kubernetesModeWorkVolumeClaim": volume}

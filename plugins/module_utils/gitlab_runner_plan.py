@@ -1,0 +1,178 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The gitlab_runner role's plan: what its pools become in the cluster, decided once.
+
+From the role's variables (under their own names, as the preflight filter
+takes them, pools without their tokens) it returns:
+
+- ``pools``: every pool with the role's defaults filled in (``namespace``,
+  ``gitlab_url``, ``concurrent``, ``state``);
+- ``namespaces``: the namespaces the present pools need (managers' and jobs');
+- ``releases``: one gitlab-runner release per present pool, complete with its
+  chart source, timeout and the whole values document, ready for
+  ``gpuci.runners.helm_releases``;
+- ``access``: per present pool, the manager's ServiceAccount and the Role and
+  RoleBinding in the job namespace (what the Kubernetes executor needs);
+- ``secrets``: per present pool, the name, namespace, labels and GitLab URL of
+  the Secret that holds its runner token (the token never passes through here;
+  gitlab_runner_token_secrets.py fills it in);
+- ``labels``: the fleet's labels, which scope pruning and teardown.
+
+The role applies the plan; it computes it once per run (one set_fact), so a
+pool's config.toml is rendered once, not once per reference.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_config import deep_merge, gitlab_runner_config
+from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import ownership_labels
+from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import GITLAB_SECRET_KEYS
+from ansible_collections.gpuci.runners.plugins.module_utils.release_names import GITLAB_RELEASE_PREFIX
+from ansible_collections.gpuci.runners.plugins.module_utils.validation import mapping_list, named_item, require_mapping
+
+POOLS = "gitlab_runner_pools"
+CHART = "gitlab-runner"
+# Read back by the role's prune step once a pool has left the inventory.
+JOB_NAMESPACE_ANNOTATION = "gpuci.runners/job-namespace"
+POOL_LABEL = "gpuci.runners/pool"
+FLEET_LABEL = "gpuci.runners/fleet"
+# The role-level variables a pool inherits when it does not set the key itself.
+POOL_DEFAULTS = {
+    "namespace": "gitlab_runner_namespace",
+    "gitlab_url": "gitlab_runner_gitlab_url",
+    "concurrent": "gitlab_runner_concurrent",
+}
+# The chart's probe only asks whether the runner process exists (pgrep), yet
+# waits 60 s before its first try: every rollout would stall a minute.
+READINESS_PROBE = {"initialDelaySeconds": 3, "periodSeconds": 5}
+HPA_DEFAULT_MIN_REPLICAS = 1
+HPA_DEFAULT_CPU_UTILIZATION = 80
+
+
+def release_name(pool_name):
+    """Releases are named gitlab-runner-<pool>, so the chart's objects are too."""
+    return GITLAB_RELEASE_PREFIX + pool_name
+
+
+def token_secret_name(pool_name):
+    return release_name(pool_name) + "-token"
+
+
+def needed_namespaces(pools, manager_namespace):
+    """The managers' namespace and every job namespace of the present pools."""
+    present = [pool for pool in pools if pool["state"] == "present"]
+    return sorted({manager_namespace} | {pool["namespace"] for pool in present}) if present else []
+
+
+def fleet_labels(fleet):
+    return ownership_labels({"app.kubernetes.io/component": CHART, FLEET_LABEL: fleet})
+
+
+def gitlab_runner_plan(settings, gpu_classes=None):
+    """The role's plan (see the module docstring); ``settings`` as the preflight filter takes them, tokens dropped."""
+    require_mapping(settings, "gitlab_runner_plan")
+    labels = fleet_labels(settings["gitlab_runner_fleet"])
+    pools = [_with_defaults(pool, settings) for pool in mapping_list(settings, POOLS)]
+    present = [pool for pool in pools if pool["state"] == "present"]
+    runtime_class = settings.get("gitlab_runner_runtime_class")
+    releases = [_release(pool, gitlab_runner_config(pool, gpu_classes, named_item(POOLS, pool, index), runtime_class),
+                         labels, settings)
+                for index, pool in enumerate(pools) if pool["state"] == "present"]
+    return {
+        "labels": labels,
+        "pools": pools,
+        "namespaces": needed_namespaces(pools, settings["gitlab_runner_namespace"]),
+        "releases": releases,
+        "access": [obj for pool in present for obj in _access(pool, labels, settings)],
+        "secrets": [{"pool": pool["name"], "name": token_secret_name(pool["name"]), "gitlab_url": pool["gitlab_url"],
+                     "namespace": settings["gitlab_runner_namespace"], "labels": _pool_labels(labels, pool)}
+                    for pool in present],
+    }
+
+
+def _with_defaults(pool, settings):
+    public = {key: value for key, value in pool.items() if key not in GITLAB_SECRET_KEYS}
+    defaults = {key: settings[variable] for key, variable in POOL_DEFAULTS.items()}
+    return {"state": "present", **defaults, **public}
+
+
+def _pool_labels(labels, pool):
+    return {**labels, POOL_LABEL: pool["name"]}
+
+
+def _release(pool, config, labels, settings):
+    return {
+        "name": release_name(pool["name"]),
+        "namespace": settings["gitlab_runner_namespace"],
+        "state": "present",
+        "chart": CHART,
+        "chart_version": settings["gitlab_runner_chart_version"],
+        "chart_repo_url": settings["gitlab_runner_chart_repo_url"],
+        "chart_path": settings.get("gitlab_runner_chart_path") or None,
+        "timeout": settings["gitlab_runner_wait_timeout"],
+        "values": release_values(pool, config, labels, settings),
+    }
+
+
+def release_values(pool, config, labels, settings):
+    """The chart's values for one pool.
+
+    RBAC and the ServiceAccount are the role's own objects (labelled, least
+    privilege, in the job namespace), so the chart creates neither; the token
+    reaches the chart only as the Secret's name.
+    """
+    pool_labels = _pool_labels(labels, pool)
+    values = {
+        "gitlabUrl": pool["gitlab_url"],
+        "concurrent": pool["concurrent"],
+        "rbac": {"create": False},
+        "serviceAccount": {"create": False, "name": release_name(pool["name"])},
+        "runners": {
+            # The chart passes --name to `gitlab-runner register` only when
+            # runners.name is set. Without it the runner is named after the
+            # manager pod's hostname: register starts from the hostname and its
+            # merge of config.toml never overrides a value already set.
+            "name": pool["name"],
+            "secret": token_secret_name(pool["name"]),
+            "config": config,
+        },
+        "resources": copy.deepcopy(pool.get("resources") or settings["gitlab_runner_manager_resources"]),
+        "readinessProbe": dict(READINESS_PROBE),
+        "deploymentLabels": pool_labels,
+        "podLabels": dict(pool_labels),
+    }
+    values.update(_scaling(pool.get("hpa")))
+    return deep_merge(values, settings.get("gitlab_runner_extra_values") or {})
+
+
+def _scaling(hpa):
+    """One manager, or the chart's HorizontalPodAutoscaler on CPU."""
+    if hpa is None:
+        return {"replicas": 1}
+    target = {"type": "Utilization",
+              "averageUtilization": hpa.get("target_cpu_utilization", HPA_DEFAULT_CPU_UTILIZATION)}
+    return {"hpa": {"minReplicas": hpa.get("min_replicas", HPA_DEFAULT_MIN_REPLICAS),
+                    "maxReplicas": hpa["max_replicas"],
+                    "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": target}}]}}
+
+
+def _access(pool, labels, settings):
+    """The pool's runner manager identity and what it may do in the job namespace."""
+    name = release_name(pool["name"])
+    manager_namespace = settings["gitlab_runner_namespace"]
+    pool_labels = _pool_labels(labels, pool)
+    return [
+        {"apiVersion": "v1", "kind": "ServiceAccount",
+         "metadata": {"name": name, "namespace": manager_namespace, "labels": pool_labels,
+                      "annotations": {JOB_NAMESPACE_ANNOTATION: pool["namespace"]}}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+         "metadata": {"name": name, "namespace": pool["namespace"], "labels": pool_labels},
+         "rules": copy.deepcopy(settings["gitlab_runner_job_rbac_rules"])},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+         "metadata": {"name": name, "namespace": pool["namespace"], "labels": pool_labels},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+         "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": manager_namespace}]},
+    ]

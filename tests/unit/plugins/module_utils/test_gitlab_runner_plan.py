@@ -1,0 +1,149 @@
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The gitlab_runner role's plan: defaults, releases with complete values, RBAC, token Secrets; and the
+Secrets' tokens, filled in apart from the plan."""
+
+import base64
+import tomllib
+
+import pytest
+
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_plan import gitlab_runner_plan
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_token_secrets import gitlab_runner_token_secrets
+from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import (
+    OWNERSHIP_LABELS,
+    label_selector,
+    ownership_labels,
+)
+from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError
+
+RULES = [{"apiGroups": [""], "resources": ["pods"], "verbs": ["create"]}]
+MANAGER_RESOURCES = {"requests": {"cpu": "100m"}}
+
+
+def settings(*pools, **overrides):
+    base = {
+        "gitlab_runner_pools": list(pools),
+        "gitlab_runner_namespace": "gitlab-runner",
+        "gitlab_runner_fleet": "ci",
+        "gitlab_runner_gitlab_url": "https://gitlab.example.com/",
+        "gitlab_runner_concurrent": 2,
+        "gitlab_runner_runtime_class": None,
+        "gitlab_runner_manager_resources": MANAGER_RESOURCES,
+        "gitlab_runner_job_rbac_rules": RULES,
+        "gitlab_runner_extra_values": {},
+        "gitlab_runner_chart_version": "0.86.0",
+        "gitlab_runner_chart_repo_url": "https://charts.gitlab.io",
+        "gitlab_runner_chart_path": "",
+        "gitlab_runner_wait_timeout": 300,
+    }
+    base.update(overrides)
+    return base
+
+
+L40S = {"name": "l40s", "gpu_class": "l40s", "gpus": 1, "token": "glrt-PLAN-SECRET"}
+CPU = {"name": "cpu", "namespace": "ci-jobs", "concurrent": 8, "gitlab_url": "https://other.example.com/"}
+GONE = {"name": "gone", "state": "absent"}
+
+
+def test_pools_take_the_role_defaults_and_lose_their_tokens():
+    plan = gitlab_runner_plan(settings(L40S, CPU, GONE))
+    l40s, cpu, gone = plan["pools"]
+    assert (l40s["namespace"], l40s["gitlab_url"], l40s["concurrent"], l40s["state"]) == (
+        "gitlab-runner", "https://gitlab.example.com/", 2, "present")
+    assert (cpu["namespace"], cpu["gitlab_url"], cpu["concurrent"]) == ("ci-jobs", "https://other.example.com/", 8)
+    assert gone["state"] == "absent"
+    assert "glrt-PLAN-SECRET" not in repr(plan)
+
+
+def test_one_complete_release_per_present_pool():
+    plan = gitlab_runner_plan(settings(L40S, CPU, GONE))
+    assert [r["name"] for r in plan["releases"]] == ["gitlab-runner-l40s", "gitlab-runner-cpu"]
+    release = plan["releases"][0]
+    assert {k: release[k] for k in ("namespace", "state", "chart", "chart_version", "chart_repo_url", "chart_path",
+                                    "timeout")} == {
+        "namespace": "gitlab-runner", "state": "present", "chart": "gitlab-runner", "chart_version": "0.86.0",
+        "chart_repo_url": "https://charts.gitlab.io", "chart_path": None, "timeout": 300}
+    values = release["values"]
+    assert values["runners"]["name"] == "l40s" and values["runners"]["secret"] == "gitlab-runner-l40s-token"
+    assert values["rbac"] == {"create": False}
+    assert values["serviceAccount"] == {"create": False, "name": "gitlab-runner-l40s"}
+    assert values["replicas"] == 1 and "hpa" not in values
+    assert values["resources"] == MANAGER_RESOURCES
+    assert values["podLabels"]["gpuci.runners/pool"] == "l40s"
+    runner = tomllib.loads(values["runners"]["config"])["runners"][0]
+    assert runner["kubernetes"]["namespace"] == "gitlab-runner"
+    assert "nvidia.com/gpu" in values["runners"]["config"]
+
+
+def test_runtime_class_follows_the_setting():
+    values = gitlab_runner_plan(settings(L40S, gitlab_runner_runtime_class="nvidia-cdi"))["releases"][0]["values"]
+    runner = tomllib.loads(values["runners"]["config"])["runners"][0]
+    assert runner["kubernetes"]["runtime_class_name"] == "nvidia-cdi"
+
+
+def test_hpa_replaces_the_single_replica():
+    pool = dict(CPU, hpa={"max_replicas": 4}, resources={"requests": {"cpu": "200m"}})
+    values = gitlab_runner_plan(settings(pool))["releases"][0]["values"]
+    assert "replicas" not in values
+    assert values["hpa"]["minReplicas"] == 1 and values["hpa"]["maxReplicas"] == 4
+    assert values["hpa"]["metrics"][0]["resource"]["target"]["averageUtilization"] == 80
+    assert values["resources"] == {"requests": {"cpu": "200m"}}
+
+
+def test_extra_values_merge_deeply_over_the_role_values():
+    extra = {"runners": {"privileged": False}, "rbac": {"create": True}}
+    values = gitlab_runner_plan(settings(L40S, gitlab_runner_extra_values=extra))["releases"][0]["values"]
+    assert values["runners"]["privileged"] is False and values["runners"]["name"] == "l40s"
+    assert values["rbac"] == {"create": True}
+
+
+def test_access_is_scoped_to_the_job_namespace():
+    access = gitlab_runner_plan(settings(CPU))["access"]
+    account, role, binding = access
+    assert (account["kind"], account["metadata"]["namespace"]) == ("ServiceAccount", "gitlab-runner")
+    assert account["metadata"]["annotations"] == {"gpuci.runners/job-namespace": "ci-jobs"}
+    assert (role["kind"], role["metadata"]["namespace"], role["rules"]) == ("Role", "ci-jobs", RULES)
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "gitlab-runner-cpu", "namespace": "gitlab-runner"}]
+    assert all(obj["metadata"]["labels"]["gpuci.runners/fleet"] == "ci" for obj in access)
+
+
+def test_labels_are_the_collection_labels_plus_component_and_fleet():
+    plan = gitlab_runner_plan(settings(L40S))
+    assert plan["labels"] == {**OWNERSHIP_LABELS, "app.kubernetes.io/component": "gitlab-runner",
+                              "gpuci.runners/fleet": "ci"}
+    assert label_selector(OWNERSHIP_LABELS) == "app.kubernetes.io/part-of=gpuci-runners,app.kubernetes.io/managed-by=gpuci.runners"
+
+
+def test_ownership_labels_cannot_be_replaced():
+    with pytest.raises(ValidationError, match="cannot replace"):
+        ownership_labels({"app.kubernetes.io/part-of": "other"})
+
+
+def test_no_pools_plan_nothing():
+    plan = gitlab_runner_plan(settings())
+    assert plan["releases"] == plan["access"] == plan["secrets"] == plan["pools"] == []
+
+
+def test_a_bad_pool_is_named_by_its_inventory_path():
+    with pytest.raises(ValidationError, match=r"gitlab_runner_pools\[name=l40s\]\.gpus"):
+        gitlab_runner_plan(settings(dict(L40S, gpus=0)))
+
+
+def test_token_secrets_take_created_tokens_first_and_annotate_them():
+    plan = gitlab_runner_plan(settings(L40S, CPU))
+    secrets = gitlab_runner_token_secrets({"secrets": plan["secrets"], "tokens": {"l40s": "glrt-A", "cpu": ""},
+                                           "created": {"cpu": "glrt-B"}})
+    assert [s["metadata"]["name"] for s in secrets] == ["gitlab-runner-l40s-token", "gitlab-runner-cpu-token"]
+    assert base64.b64decode(secrets[0]["data"]["runner-token"]) == b"glrt-A"
+    assert secrets[0]["metadata"]["annotations"] == {}
+    assert base64.b64decode(secrets[1]["data"]["runner-token"]) == b"glrt-B"
+    assert secrets[1]["metadata"]["annotations"] == {"gpuci.runners/created-in-gitlab": "https://other.example.com/"}
+    assert all(s["data"]["runner-registration-token"] == "" for s in secrets)
+
+
+def test_token_secrets_refuse_a_pool_without_token_naming_only_the_pool():
+    plan = gitlab_runner_plan(settings(L40S))
+    with pytest.raises(ValidationError, match=r"gitlab_runner_pools\[name=l40s\]\.token") as caught:
+        gitlab_runner_token_secrets({"secrets": plan["secrets"], "tokens": {}, "created": {}})
+    assert "glrt" not in str(caught.value)

@@ -1,0 +1,57 @@
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Which GitLab runner pools the role removes, and which namespaces stay, from the plan and the found accounts."""
+
+import pytest
+
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_removals import gitlab_runner_removals
+
+
+def pool(name, state="present", namespace="gitlab-runner"):
+    return {"name": name, "state": state, "namespace": namespace}
+
+
+def found(name, namespace="gitlab-runner", job_namespace="gitlab-runner"):
+    """A manager ServiceAccount's metadata as k8s_info returns it."""
+    return {"name": "gitlab-runner-" + name, "namespace": namespace, "uid": "u-" + name,
+            "annotations": {"gpuci.runners/job-namespace": job_namespace}}
+
+
+def removals(pools, accounts, state="present", prune=True):
+    return gitlab_runner_removals({"pools": pools, "found": accounts, "state": state, "prune": prune,
+                                   "namespace": "gitlab-runner", "timeout": 120})
+
+
+def test_prune_removes_undeclared_and_absent_pools_where_they_were_found():
+    result = removals([pool("keep"), pool("old", "absent")],
+                      [found("keep"), found("old"), found("forgotten", "elsewhere", "forgotten-jobs")])
+    assert result["names"] == ["old", "forgotten"]
+    assert result["releases"] == [
+        {"name": "gitlab-runner-old", "namespace": "gitlab-runner", "state": "absent", "timeout": 120},
+        {"name": "gitlab-runner-forgotten", "namespace": "elsewhere", "state": "absent", "timeout": 120}]
+    assert result["kept_namespaces"] == ["gitlab-runner"]
+
+
+def test_without_prune_undeclared_pools_survive_with_their_namespaces():
+    result = removals([pool("keep", namespace="jobs")], [found("keep", job_namespace="jobs"),
+                                                         found("forgotten", "other", "other-jobs")], prune=False)
+    assert result["names"] == [] and result["releases"] == []
+    assert result["kept_namespaces"] == ["gitlab-runner", "jobs", "other", "other-jobs"]
+
+
+def test_absent_pool_never_installed_is_uninstalled_in_the_role_namespace():
+    result = removals([pool("never", "absent")], [])
+    assert result["releases"] == [{"name": "gitlab-runner-never", "namespace": "gitlab-runner", "state": "absent",
+                                   "timeout": 120}]
+
+
+@pytest.mark.parametrize("prune", [True, False])
+def test_state_absent_removes_every_found_and_declared_pool_and_keeps_no_namespace(prune):
+    result = removals([pool("declared")], [found("declared"), found("forgotten")], state="absent", prune=prune)
+    assert sorted(result["names"]) == ["declared", "forgotten"]
+    assert result["kept_namespaces"] == []
+
+
+def test_accounts_not_named_like_a_release_are_ignored():
+    result = removals([], [{"name": "someone-else", "namespace": "gitlab-runner"}])
+    assert result["names"] == []
