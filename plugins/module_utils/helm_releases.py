@@ -173,8 +173,10 @@ class Helm:
                     raise
                 # In check mode the CRDs this chart (or the controller's chart
                 # before it) would install do not exist, so the API server
-                # cannot map the custom resources: render without the cluster.
-                self.call(args + ["--dry-run=client"], what)
+                # cannot map the custom resources, and even helm's client
+                # dry-run of an upgrade asks it: render with `helm template`.
+                self.call(["template", release["name"], chart_file, "--namespace", release["namespace"],
+                           "--values", values_file], what)
             return
         if release.get("wait", True):
             args.append("--wait")

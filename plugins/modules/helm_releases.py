@@ -104,7 +104,13 @@ options:
     type: str
 notes:
   - Check mode renders each release that would change with helm's own
-    C(--dry-run=server) and changes nothing.
+    C(--dry-run=server) and changes nothing. When the chart's custom
+    resources have no CRD yet (a first install in check mode), it renders
+    with C(helm template) instead.
+  - A release left C(pending-install), C(pending-upgrade) or
+    C(pending-rollback) by an interrupted run is first rolled back (a first
+    install uninstalled), as helm would have done itself. Two runs against
+    the same releases at once are not supported.
   - Supports diff mode; the diff shows chart and user values of each changed release.
   - Member of the collection's C(kubernetes) action group, so the playbooks'
     C(module_defaults) give it the cluster's kubeconfig and context.

@@ -61,8 +61,8 @@ def test_controller_names_the_service_account_every_scale_set_uses():
     plan = arc_runners_plan(settings(L40S))
     assert plan["controller"]["values"] == {"replicaCount": 1,
                                             "serviceAccount": {"create": True, "name": "arc-gha-rs-controller"}}
-    assert plan["releases"][0]["values"]["controllerServiceAccount"] == {"name": "arc-gha-rs-controller",
-                                                                        "namespace": "arc-systems"}
+    account = plan["releases"][0]["values"]["controllerServiceAccount"]
+    assert account == {"name": "arc-gha-rs-controller", "namespace": "arc-systems"}
     assert controller_fullname("my-gha-rs-controller") == "my-gha-rs-controller"
 
 

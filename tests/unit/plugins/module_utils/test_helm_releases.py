@@ -68,6 +68,8 @@ class RecordedHelm:
             open(os.path.join(destination, "gitlab-runner-0.86.0.tgz"), "w").close()
             return 0, "", ""
         name = args[2] if verb == "upgrade" else args[1]
+        if verb == "template":
+            return 0, "", ""
         if self.crds_missing and "--dry-run=server" in args:
             return 1, "", ('Error: unable to build kubernetes objects from release manifest: resource mapping not found '
                            'for name: "cluster-policy": no matches for kind "ClusterPolicy" in version "nvidia.com/v1"')
@@ -220,4 +222,5 @@ def test_check_mode_renders_without_the_cluster_when_crds_are_not_installed_yet(
     helm = RecordedHelm(crds_missing=True)
     result = apply(helm, [release()], check_mode=True)
     assert not result["errors"]
-    assert [a for a in helm.verbs("upgrade") if "--dry-run=client" in a]
+    (render,) = helm.verbs("template")
+    assert render[1:3] == ["gitlab-runner-l40s", render[2]] and "--values" in render
