@@ -6,7 +6,14 @@
     3 GitLab pools, ARC controller, 3 scale sets) against bare_helm.sh doing
     the same releases with the same values, measured in one run -> ratio;
 (b) a no-op rerun of site.yml, as a ratio to (a);
-(c) gitlab_runner.yml with 1, 10, 50 and 100 pools, to show how cost grows.
+(c) gitlab_runner.yml with 1, 10, 50 and 100 pools, to show how cost grows;
+(d) site.yml on three clusters at once (forks), as a ratio to one cluster:
+    two private testbed instances (own ports and state, simulated nodes only)
+    join the main testbed.
+
+Targets (issue 17), each printed as met or NOT met: (a) <= 1.0 x bare helm,
+(b) <= 0.2 x converge, (c) <= 1.5 s per added pool at every step (linear),
+(d) <= 1.3 x one cluster.
 
 Order: a warm-up converge records what the roles install (release values,
 the objects they make themselves) and is torn down; then bare helm, then the
@@ -24,6 +31,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -42,6 +50,9 @@ CHART_REPO = os.environ.get("GPUCI_CHART_REPO_URL", "http://127.0.0.1:18879")
 NAMESPACES = ("bench-gpu-operator", "bench-gitlab-runner", "bench-arc-systems", "bench-arc-runners")
 OWN_KINDS = ("namespaces", "secrets", "serviceaccounts", "roles", "rolebindings", "configmaps")
 POOL_COUNTS = (1, 10, 50, 100)
+TARGETS = {"converge_to_bare": 1.0, "noop_to_converge": 0.2, "seconds_per_added_pool": 1.5, "three_to_one_cluster": 1.3}
+# Private testbed instances for (d): (state folder name, apiserver, etcd, chart repository port).
+EXTRA_CLUSTERS = (("bench-cluster-2", 26543, 22479, 28979), ("bench-cluster-3", 26643, 22579, 29079))
 STARTED = time.monotonic()
 
 
@@ -67,11 +78,12 @@ def sh(*argv: str, check: bool = True) -> str:
     return proc.stdout
 
 
-def playbook(name: str, extra_vars: dict | None = None, profile: bool = False) -> tuple[float, str]:
-    """Run playbooks/<name> on the reference inventory; (seconds, output). Fails loudly."""
+def playbook(name: str, extra_vars: dict | None = None, profile: bool = False,
+             inventory: Path = INVENTORY) -> tuple[float, str]:
+    """Run playbooks/<name> on the reference inventory (or another); (seconds, output). Fails loudly."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(extra_vars or {}, handle)
-    argv = [str(ROOT / ".venv/bin/ansible-playbook"), "-i", str(INVENTORY), str(ROOT / "playbooks" / name),
+    argv = [str(ROOT / ".venv/bin/ansible-playbook"), "-i", str(inventory), str(ROOT / "playbooks" / name),
             "-e", f"@{handle.name}"]
     if name == "site.yml":
         wait_for_sole_gpu_operator()
@@ -114,8 +126,8 @@ def wait_for_sole_gpu_operator(timeout: float = 1800) -> None:
         time.sleep(15)
 
 
-def teardown() -> float:
-    return playbook("teardown.yml")[0]
+def teardown(inventory: Path = INVENTORY) -> float:
+    return playbook("teardown.yml", inventory=inventory)[0]
 
 
 def record_plan(plan: Path) -> int:
@@ -175,8 +187,38 @@ def ensure_testbed() -> bool:
     return True
 
 
+def extra_cluster_env(state: Path, apiserver: int, etcd: int, chart_repo: int) -> dict[str, str]:
+    return dict(ENV, GPUCI_TESTBED_STATE=str(state), GPUCI_TESTBED_APISERVER_PORT=str(apiserver),
+                GPUCI_TESTBED_ETCD_PORT=str(etcd), GPUCI_CHART_REPO_PORT=str(chart_repo),
+                GPUCI_TESTBED_REAL_NODE="0")  # the real node is one per machine
+
+
+def three_clusters(folder: Path) -> Path:
+    """Start the extra testbeds; an inventory of the main testbed and them, with the reference group_vars."""
+    inventory = folder / "inventory"
+    shutil.copytree(INVENTORY, inventory)
+    hosts = {"testbed": {"ansible_connection": "local", "ansible_python_interpreter": "{{ ansible_playbook_python }}"}}
+    for name, apiserver, etcd, chart_repo in EXTRA_CLUSTERS:
+        state = folder / name
+        progress(f"starting private testbed {name} (API server port {apiserver}, simulated nodes only)")
+        subprocess.run(TESTBED + ["up", "--ttl", "3600"], env=extra_cluster_env(state, apiserver, etcd, chart_repo),
+                       check=True, stdout=subprocess.DEVNULL)
+        hosts[name] = dict(hosts["testbed"], gpuci_kubeconfig=str(state / "kubeconfig"))
+    hosts["testbed"]["gpuci_kubeconfig"] = str(KUBECONFIG)
+    document = {"all": {"children": {"gpuci_clusters": {"hosts": hosts}, "gpu_hosts": {"hosts": {}}}}}
+    (inventory / "hosts.yml").write_text(yaml.safe_dump(document, sort_keys=False))
+    return inventory
+
+
+def stop_extra_clusters(folder: Path) -> None:
+    for name, apiserver, etcd, chart_repo in EXTRA_CLUSTERS:
+        subprocess.run(TESTBED + ["down"], env=extra_cluster_env(folder / name, apiserver, etcd, chart_repo),
+                       check=False, stdout=subprocess.DEVNULL)
+
+
 def run(pool_counts: tuple[int, ...]) -> dict:
-    result: dict = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "machine": machine()}
+    result: dict = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "machine": machine(),
+                    "load": " ".join(Path("/proc/loadavg").read_text().split()[:3])}
     teardown()  # leftovers of an interrupted run
     with tempfile.TemporaryDirectory() as folder:
         plan = Path(folder)
@@ -201,6 +243,15 @@ def run(pool_counts: tuple[int, ...]) -> dict:
         "converge_to_bare_ratio": round(converge / bare, 2), "noop_to_converge_ratio": round(noop / converge, 2),
         "noop_changed": changed(noop_out), "slowest_tasks": slowest_tasks(converge_out),
     }
+    with tempfile.TemporaryDirectory(prefix="gpuci-bench-clusters-") as folder:
+        try:
+            inventory = three_clusters(Path(folder))
+            three, _output = playbook("site.yml", inventory=inventory)
+            teardown(inventory)
+        finally:
+            stop_extra_clusters(Path(folder))
+    result["clusters"] = {"one_cluster_s": round(converge, 1), "three_clusters_s": round(three, 1),
+                          "three_to_one_ratio": round(three / converge, 2)}
     result["pools"] = []
     for count in pool_counts:
         seconds, out = playbook("gitlab_runner.yml", pool_vars(count), profile=True)
@@ -212,28 +263,46 @@ def run(pool_counts: tuple[int, ...]) -> dict:
     return result
 
 
+def verdict(value: float, target: float) -> str:
+    return "met" if value <= target else "NOT met"
+
+
+def marginal_costs(pools: list[dict]) -> list[float]:
+    """Seconds per added pool between successive pool counts."""
+    return [round((b["converge_s"] - a["converge_s"]) / (b["pools"] - a["pools"]), 2) for a, b in zip(pools, pools[1:])]
+
+
 def table(result: dict) -> str:
-    ref = result["reference"]
+    ref, clusters = result["reference"], result["clusters"]
+    machine_ = result["machine"]
     rows = [
-        f"gpuci.runners converge benchmark, {result['date']}, {result['machine']['host']} "
-        f"({result['machine']['cpu']}, {result['machine']['cpus']} CPUs, {result['machine']['memory_gib']} GiB)",
+        f"gpuci.runners converge benchmark, {result['date']}, {machine_['host']} "
+        f"({machine_['cpu']}, {machine_['cpus']} CPUs, {machine_['memory_gib']} GiB, load {result['load']})",
         "",
-        f"{'measure':44} {'seconds':>8} {'ratio':>7}  target",
-        f"{'(a) bare helm upgrade --install, ' + str(result['releases']) + ' releases':44} {ref['bare_helm_s']:8.1f}",
-        f"{'(a) site.yml converge, same releases':44} {ref['converge_s']:8.1f} {ref['converge_to_bare_ratio']:7.2f}  <= 1.5 x bare",
-        f"{'(b) site.yml no-op rerun (changed=' + str(ref['noop_changed']) + ')':44} {ref['noop_s']:8.1f} "
-        f"{ref['noop_to_converge_ratio']:7.2f}  < 0.33 x converge",
+        f"{'measure':46} {'seconds':>8} {'ratio':>6}  target           verdict",
+        f"{'(a) bare helm upgrade --install, ' + str(result['releases']) + ' releases':46} {ref['bare_helm_s']:8.1f}",
+        f"{'(a) site.yml converge, same releases':46} {ref['converge_s']:8.1f} {ref['converge_to_bare_ratio']:6.2f}"
+        f"  <= {TARGETS['converge_to_bare']} x bare     {verdict(ref['converge_to_bare_ratio'], TARGETS['converge_to_bare'])}",
+        f"{'(b) site.yml no-op rerun (changed=' + str(ref['noop_changed']) + ')':46} {ref['noop_s']:8.1f} "
+        f"{ref['noop_to_converge_ratio']:6.2f}  <= {TARGETS['noop_to_converge']} x converge "
+        f"{verdict(ref['noop_to_converge_ratio'], TARGETS['noop_to_converge']) if ref['noop_changed'] == 0 else 'NOT met'}",
+        f"{'(d) site.yml on three clusters (forks)':46} {clusters['three_clusters_s']:8.1f} "
+        f"{clusters['three_to_one_ratio']:6.2f}  <= {TARGETS['three_to_one_cluster']} x one      "
+        f"{verdict(clusters['three_to_one_ratio'], TARGETS['three_to_one_cluster'])}",
         "",
-        f"{'(c) GitLab pools':44} {'converge':>8} {'per pool':>8} {'no-op':>7} {'absent':>7}",
+        f"{'(c) GitLab pools':46} {'converge':>8} {'no-op':>7} {'absent':>7}",
     ]
     for row in result["pools"]:
-        rows.append(f"{row['pools']:44d} {row['converge_s']:8.1f} {row['per_pool_s']:8.2f} {row['noop_s']:7.1f} "
-                    f"{row['absent_s']:7.1f}")
-    if len(result["pools"]) >= 2:
-        first, last = result["pools"][0], result["pools"][-1]
-        slope = (last["converge_s"] - first["converge_s"]) / (last["pools"] - first["pools"])
-        result["pool_slope_s"] = round(slope, 2)
-        rows.append(f"{'marginal cost per extra pool':44} {slope:8.2f}")
+        rows.append(f"{row['pools']:46d} {row['converge_s']:8.1f} {row['noop_s']:7.1f} {row['absent_s']:7.1f}")
+    costs = marginal_costs(result["pools"])
+    if costs:
+        result["seconds_per_added_pool"] = costs
+        worst = max(costs)
+        steps = ", ".join(f"{a['pools']}->{b['pools']}: {c:.2f}" for a, b, c in
+                          zip(result["pools"], result["pools"][1:], costs))
+        rows.append(f"{'(c) seconds per added pool, ' + steps:46}")
+        rows.append(f"{'(c) worst step':46} {worst:8.2f} {'':6}  <= {TARGETS['seconds_per_added_pool']} s each     "
+                    f"{verdict(worst, TARGETS['seconds_per_added_pool'])}")
     rows += ["", "slowest tasks of the site.yml converge (profile_tasks):"]
     rows += [f"  {t['seconds']:7.2f}s  {t['task']}" for t in ref["slowest_tasks"]]
     return "\n".join(rows)
