@@ -62,7 +62,11 @@ def cleanup(playbooks):
 
 
 def test_api_server_lost_mid_converge_then_next_run_converges(testbed, playbooks, cleanup):
-    extra_vars = fleet_vars("rf", ["one", "two", "three"])
+    # After the API server comes back, the testbed's controller-manager takes
+    # up to about a minute to resume (its watches back off), and the releases
+    # the lost run left pending are installed again all at once: give Helm's
+    # --wait room for that, as an operator rerunning after an outage would.
+    extra_vars = fleet_vars("rf", ["one", "two", "three"], wait=180)
     namespace = extra_vars["gitlab_runner_namespace"]
     cleanup.append(extra_vars)
     result: dict[str, PlaybookRun] = {}
