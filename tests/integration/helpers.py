@@ -106,6 +106,26 @@ class Cluster:
         events = self.core.list_namespaced_event(namespace, field_selector=f"involvedObject.name={name}")
         return [{"reason": e.reason, "message": e.message} for e in events.items]
 
+    def workload_story(self, namespace: str) -> str:
+        """What a failure report needs about a namespace's workloads: their
+        status, deletion marks and owners, the pods and the latest events."""
+        lines = []
+        for kind in ("Deployment", "ReplicaSet", "Pod"):
+            for item in self.list("apps/v1" if kind != "Pod" else "v1", kind, namespace):
+                meta, status = item["metadata"], item.get("status") or {}
+                owners = [f"{o['kind']}/{o['name']}" for o in meta.get("ownerReferences") or []]
+                conditions = [f"{c['type']}={c['status']}({c.get('reason', '')})" for c in status.get("conditions") or []]
+                lines.append(f"{kind} {meta['name']} gen={meta.get('generation')} observed={status.get('observedGeneration')} "
+                             f"replicas={status.get('replicas')} available={status.get('availableReplicas')} "
+                             f"phase={status.get('phase')} node={(item.get('spec') or {}).get('nodeName')} "
+                             f"deleting={meta.get('deletionTimestamp')} finalizers={meta.get('finalizers')} "
+                             f"owners={owners} created={meta.get('creationTimestamp')} conditions={conditions}")
+        events = sorted(self.core.list_namespaced_event(namespace).items,
+                        key=lambda e: str(e.last_timestamp or e.event_time or ""))
+        lines += [f"event {e.last_timestamp or e.event_time} {e.involved_object.kind}/{e.involved_object.name} "
+                  f"{e.reason}: {e.message}" for e in events[-40:]]
+        return "\n".join(lines)
+
     def snapshot(self) -> dict[tuple[str, str, str], str]:
         """Every listable object (but controller-churned kinds) -> its resourceVersion."""
         objects: dict[tuple[str, str, str], str] = {}

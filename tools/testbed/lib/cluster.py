@@ -76,6 +76,12 @@ def server_commands(layout: Layout, bins: dict[str, Path]) -> list[tuple[str, li
             f"--cluster-signing-key-file={pki / 'ca.key'}", f"--service-cluster-ip-range={SERVICE_CIDR}",
             # No cloud, no real kubelets: these controllers have nothing to do here.
             "--controllers=*,-nodeipam,-service-lb-controller,-cloud-node-lifecycle,-persistentvolume-expander",
+            # A simulated node has no kubelet: once the node controller marks its
+            # pods NotReady (after the API server was gone longer than the grace
+            # period, as the fault tests make it), kwok never reports them Ready
+            # again, where a real kubelet would. The grace period outlasts the
+            # testbed's outages (one failing run, then the watches resuming).
+            "--node-monitor-grace-period=5m",
             "--v=1"]),
         ("kube-scheduler", [
             str(bins["kube-scheduler"]), f"--kubeconfig={layout.component_kubeconfig('scheduler')}",
