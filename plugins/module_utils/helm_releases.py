@@ -25,6 +25,7 @@ so the decisions are unit tested over recorded helm answers.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -42,6 +43,10 @@ class HelmError(Exception):
     """A helm command failed; the message names the release and quotes helm."""
 
 
+class AlreadyReported(HelmError):
+    """A release fails for a reason already in the errors (its namespace or chart); no second message."""
+
+
 def chart_ref(release: dict) -> str:
     """What helm gets as the chart: a local path, oci://registry/path/chart, or a name in chart_repo_url."""
     if release.get("chart_path"):
@@ -52,11 +57,13 @@ def chart_ref(release: dict) -> str:
     return release["chart"]
 
 
+@functools.lru_cache(maxsize=None)
 def local_chart_identity(path: str) -> tuple[str, str]:
     """(name, version) from a chart directory's or packaged chart's Chart.yaml.
 
     Read with a pattern, not a YAML library: a module's Python may lack PyYAML,
-    and both keys are plain top-level scalars in every chart.
+    and both keys are plain top-level scalars in every chart. Read once per
+    path and module run, however many releases use the chart.
     """
     if os.path.isdir(path):
         with open(os.path.join(path, "Chart.yaml"), encoding="utf-8") as handle:
@@ -226,27 +233,29 @@ def apply_releases(helm: Helm, releases: list[dict], check_mode: bool, workers: 
     errors: list[str] = []
     namespaces = sorted({r["namespace"] for r in releases})
     listed = dict(zip(namespaces, _concurrently(helm.deployed, namespaces, workers)))
-    for namespace, answer in listed.items():
+    for answer in listed.values():
         if isinstance(answer, HelmError):
             errors.append(str(answer))
-            listed[namespace] = {}
 
     def read(release):
+        if isinstance(listed[release["namespace"]], HelmError):
+            raise AlreadyReported(release["namespace"])  # what is deployed there is unknown: touch nothing
         record = listed[release["namespace"]].get(release["name"])
         needs_values = record is not None and release["state"] == "present"
         return record, (helm.values(release) if needs_values else None)
 
-    found = _concurrently(read, releases, workers)
-    decisions = []
-    for release, answer in zip(releases, found):
+    # A release whose state could not be read is reported failed ("unknown") and left alone.
+    decisions, outcome = [], {}
+    for release, answer in zip(releases, _concurrently(read, releases, workers)):
         if isinstance(answer, HelmError):
-            errors.append(str(answer))
+            decisions.append((release, "unknown", None, None))
+            outcome[id(release)] = answer
             continue
         record, values = answer
         decisions.append((release, decide(release, record, values), record, values))
 
-    to_run = [(r, a, rec) for r, a, rec, _val in decisions if a not in ("unchanged", "absent")]
-    outcome = {id(r): None for r, _a, _rec in to_run}
+    to_run = [(r, a, rec) for r, a, rec, _val in decisions if a not in ("unchanged", "absent", "unknown")]
+    outcome.update({id(r): None for r, _a, _rec in to_run})
     with tempfile.TemporaryDirectory(prefix="gpuci-helm-") as work:
         charts = _pull_charts(helm, [r for r, a, _rec in to_run if a != "uninstall"], work, workers, errors)
 
@@ -258,7 +267,7 @@ def apply_releases(helm: Helm, releases: list[dict], check_mode: bool, workers: 
                 return None
             chart_file = charts.get(_chart_key(release))
             if chart_file is None:
-                raise HelmError(f"{release['namespace']}/{release['name']}: its chart could not be fetched")
+                raise AlreadyReported(chart_ref(release))  # the pull's own error names the chart
             values_file = os.path.join(work, f"{release['namespace']}.{release['name']}.values.json")
             with open(values_file, "w", encoding="utf-8") as handle:
                 json.dump(release.get("values") or {}, handle)
@@ -275,9 +284,9 @@ def apply_releases(helm: Helm, releases: list[dict], check_mode: bool, workers: 
     results, diffs = [], []
     for release, action, record, values in decisions:
         failed = outcome.get(id(release))
-        if isinstance(failed, HelmError):
+        if isinstance(failed, HelmError) and not isinstance(failed, AlreadyReported):
             errors.append(str(failed))
-        changed = action not in ("unchanged", "absent") and failed is None
+        changed = action not in ("unchanged", "absent", "unknown") and failed is None
         results.append({"name": release["name"], "namespace": release["namespace"], "state": release["state"],
                         "action": action, "changed": changed, "failed": failed is not None})
         if changed:

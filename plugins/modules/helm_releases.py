@@ -151,7 +151,9 @@ releases:
       description: The state asked for.
       type: str
     action:
-      description: C(install), C(upgrade), C(unchanged), C(uninstall) or C(absent) (nothing to uninstall).
+      description:
+        - C(install), C(upgrade), C(unchanged), C(uninstall), C(absent) (nothing to uninstall), or C(unknown)
+          when what is deployed could not be read; such a release is left alone and reported failed.
       type: str
     changed:
       description: Whether this release changed, or in check mode would change.

@@ -42,10 +42,11 @@ def listed(name, chart="gitlab-runner-0.86.0", status="deployed", namespace="git
 class RecordedHelm:
     """helm's answers per release; every argv it was asked, in order (thread-safe)."""
 
-    def __init__(self, deployed=(), values=None, fail=(), version="v3.19.5", crds_missing=False):
+    def __init__(self, deployed=(), values=None, fail=(), version="v3.19.5", crds_missing=False, broken=()):
         self.deployed = {(r["namespace"], r["name"]): r for r in deployed}
         self.values = values or {}
         self.fail = set(fail)
+        self.broken = set(broken)  # (verb, its first argument) that helm fails, e.g. ("list", "--namespace")
         self.version = version
         self.crds_missing = crds_missing
         self.calls = []
@@ -56,6 +57,8 @@ class RecordedHelm:
         with self._lock:
             self.calls.append(args)
         verb = args[0]
+        if (verb, args[1] if len(args) > 1 else "") in self.broken:
+            return 1, "", f"Error: {verb} failed: Kubernetes cluster unreachable"
         if verb == "version":
             return 0, self.version, ""
         if verb == "list":
@@ -224,3 +227,46 @@ def test_check_mode_renders_without_the_cluster_when_crds_are_not_installed_yet(
     assert not result["errors"]
     (render,) = helm.verbs("template")
     assert render[1:3] == ["gitlab-runner-l40s", render[2]] and "--values" in render
+
+
+def test_releases_of_a_namespace_that_cannot_be_listed_are_left_alone_and_reported_once():
+    helm = RecordedHelm(broken={("list", "--namespace")})
+    result = apply(helm, [release("gitlab-runner-a"), release("gitlab-runner-b")])
+    assert not helm.verbs("upgrade") and not helm.verbs("pull")
+    assert [(r["action"], r["changed"], r["failed"]) for r in result["releases"]] == [("unknown", False, True)] * 2
+    (error,) = result["errors"]
+    assert "cluster unreachable" in error
+
+
+def test_a_release_whose_values_cannot_be_read_is_reported_failed_and_left_alone():
+    helm = RecordedHelm([listed("gitlab-runner-a"), listed("gitlab-runner-b")],
+                        {"gitlab-runner-b": {**VALUES, "concurrent": 2}}, broken={("get", "values")})
+    result = apply(helm, [release("gitlab-runner-a"), release("gitlab-runner-b")])
+    assert [r["name"] for r in result["releases"]] == ["gitlab-runner-a", "gitlab-runner-b"]
+    assert all(r["action"] == "unknown" and r["failed"] for r in result["releases"])
+    assert len(result["errors"]) == 2 and not helm.verbs("upgrade")
+
+
+def test_a_chart_that_cannot_be_pulled_is_reported_once_for_all_its_releases():
+    helm = RecordedHelm(broken={("pull", "gitlab-runner")})
+    result = apply(helm, [release("gitlab-runner-a"), release("gitlab-runner-b")])
+    assert [r["failed"] for r in result["releases"]] == [True, True]
+    (error,) = result["errors"]
+    assert "pull" in error
+    assert not helm.verbs("upgrade")
+
+
+def test_a_local_charts_chart_yaml_is_read_once_for_many_releases(tmp_path, monkeypatch):
+    from ansible_collections.gpuci.runners.plugins.module_utils import helm_releases
+    chart = tmp_path / "gitlab-runner"
+    chart.mkdir()
+    (chart / "Chart.yaml").write_text("name: gitlab-runner\nversion: 0.86.0\n")
+    opened = []
+    real_open = open
+    monkeypatch.setattr("builtins.open", lambda path, *a, **k: opened.append(str(path)) or real_open(path, *a, **k))
+    helm_releases.local_chart_identity.cache_clear()
+    helm = RecordedHelm([listed(f"gitlab-runner-p{n}") for n in range(5)],
+                        {f"gitlab-runner-p{n}": {"changed": n} for n in range(5)})
+    result = apply(helm, [release(f"gitlab-runner-p{n}", chart_path=str(chart)) for n in range(5)])
+    assert [r["action"] for r in result["releases"]] == ["upgrade"] * 5
+    assert opened.count(str(chart / "Chart.yaml")) == 1
