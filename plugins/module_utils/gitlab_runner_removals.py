@@ -13,7 +13,10 @@ no longer names are still found. Given the plan's pools and those accounts:
 - ``releases``: their Helm releases as ``helm_releases`` takes them (state
   absent), where they were found, else where this inventory would put them;
 - ``kept_namespaces``: namespaces still in use: those present pools need and
-  those of found pools that survive this run undeclared (prune off).
+  those of found pools that survive this run undeclared (prune off);
+- ``unused_namespaces``: of the cluster's namespaces (``namespaces``, their
+  metadata), those the role created for this fleet (they carry every fleet
+  label, ``labels``) that no kept pool uses: the role deletes them.
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import re
 
 def gitlab_runner_removals(value):
     """See the module docstring. ``value``: pools (the plan's), found (ServiceAccount metadata), state, prune,
-    namespace (gitlab_runner_namespace) and timeout (seconds)."""
+    namespace (gitlab_runner_namespace), timeout (seconds), and optionally namespaces (Namespace metadata) and
+    labels (the fleet's labels)."""
     require_mapping(value, "gitlab_runner_removals")
     pools = value["pools"]
     found = {meta["name"][len(GITLAB_RELEASE_PREFIX):]: meta for meta in value.get("found") or []
@@ -48,7 +52,17 @@ def gitlab_runner_removals(value):
     kept = [] if value["state"] == "absent" else needed_namespaces(pools, value["namespace"])
     for meta in surviving:
         kept += [meta["namespace"]] + [ns for ns in [(meta.get("annotations") or {}).get(JOB_NAMESPACE_ANNOTATION)] if ns]
-    return {"names": doomed, "releases": releases, "kept_namespaces": sorted(set(kept))}
+    kept = sorted(set(kept))
+    fleet_labels = dict(value.get("labels") or {})
+    owned = [meta["name"] for meta in value.get("namespaces") or []
+             if fleet_labels and _carries(meta.get("labels") or {}, fleet_labels)]
+    return {"names": doomed, "releases": releases, "kept_namespaces": kept,
+            "unused_namespaces": sorted(set(owned) - set(kept))}
+
+
+def _carries(labels, wanted):
+    """Whether ``labels`` hold every label of ``wanted`` (any mapping: Ansible passes its own)."""
+    return all(labels.get(key) == value for key, value in wanted.items())
 
 
 def _unique(names):

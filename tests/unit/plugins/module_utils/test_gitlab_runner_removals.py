@@ -55,3 +55,51 @@ def test_state_absent_removes_every_found_and_declared_pool_and_keeps_no_namespa
 def test_accounts_not_named_like_a_release_are_ignored():
     result = removals([], [{"name": "someone-else", "namespace": "gitlab-runner"}])
     assert result["names"] == []
+
+
+FLEET = {"app.kubernetes.io/part-of": "gpuci-runners", "gpuci.runners/fleet": "prod"}
+
+
+def namespace(name, **labels):
+    return {"name": name, "labels": labels}
+
+
+def test_unused_namespaces_are_the_fleets_own_that_no_kept_pool_uses():
+    cluster = [namespace("gitlab-runner", **FLEET), namespace("old-jobs", **FLEET),
+               namespace("theirs"),  # not made by the role: never deleted
+               namespace("other-fleet", **{**FLEET, "gpuci.runners/fleet": "staging"}),
+               namespace("partly", **{"gpuci.runners/fleet": "prod"})]  # lacks part-of: not ours
+    result = gitlab_runner_removals({"pools": [pool("keep")], "found": [found("keep"), found("old", job_namespace="old-jobs")],
+                                     "state": "present", "prune": True, "namespace": "gitlab-runner", "timeout": 120,
+                                     "namespaces": cluster, "labels": FLEET})
+    assert result["unused_namespaces"] == ["old-jobs"]
+
+
+def test_state_absent_leaves_none_of_the_fleets_namespaces():
+    cluster = [namespace("gitlab-runner", **FLEET), namespace("jobs", **FLEET), namespace("default")]
+    result = gitlab_runner_removals({"pools": [pool("a")], "found": [], "state": "absent", "prune": False,
+                                     "namespace": "gitlab-runner", "timeout": 120, "namespaces": cluster,
+                                     "labels": FLEET})
+    assert result["unused_namespaces"] == ["gitlab-runner", "jobs"]
+
+
+def test_without_fleet_labels_no_namespace_is_taken_for_ours():
+    result = removals([], [])
+    assert result["unused_namespaces"] == []
+    result = gitlab_runner_removals({"pools": [], "found": [], "state": "absent", "prune": True, "namespace": "x",
+                                     "timeout": 1, "namespaces": [namespace("x", a="b")], "labels": {}})
+    assert result["unused_namespaces"] == []
+
+
+class LazyMapping(dict):
+    """Ansible 2.19 hands filters its own mappings, whose items() is a generator."""
+
+    def items(self):
+        return (item for item in super().items())
+
+
+def test_labels_in_ansibles_own_mappings_are_compared_by_value():
+    cluster = [{"name": "jobs", "labels": LazyMapping(FLEET)}]
+    result = gitlab_runner_removals({"pools": [], "found": [], "state": "absent", "prune": True, "namespace": "x",
+                                     "timeout": 1, "namespaces": cluster, "labels": LazyMapping(FLEET)})
+    assert result["unused_namespaces"] == ["jobs"]

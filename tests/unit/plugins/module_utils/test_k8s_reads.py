@@ -1,0 +1,66 @@
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""k8s_reads answers each read through kubernetes.core's K8sService.find, keyed, in order."""
+
+import inspect
+
+from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import duplicate_keys, read_all
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import K8sService
+
+
+class RecordedFind:
+    """Stands in for K8sService.find: records each call, answers from a table by kind."""
+
+    def __init__(self, answers):
+        self.answers, self.calls = answers, []
+
+    def __call__(self, kind, api_version, **options):
+        self.calls.append((kind, api_version, options))
+        return self.answers[kind]
+
+
+def test_each_read_is_answered_under_its_key_in_order():
+    find = RecordedFind({"Namespace": {"api_found": True, "resources": [{"metadata": {"name": "a"}}]},
+                         "ClusterPolicy": {"api_found": False, "resources": []}})
+    answers = read_all(find, [{"key": "namespaces", "kind": "Namespace", "api_version": "v1"},
+                              {"key": "policy", "kind": "ClusterPolicy", "api_version": "nvidia.com/v1"}])
+    assert list(answers) == ["namespaces", "policy"]
+    assert answers["namespaces"]["resources"][0]["metadata"]["name"] == "a"
+    assert answers["policy"]["api_found"] is False
+    assert [call[:2] for call in find.calls] == [("Namespace", "v1"), ("ClusterPolicy", "nvidia.com/v1")]
+
+
+def test_options_reach_find_as_k8s_info_passes_them():
+    find = RecordedFind({"Deployment": {"api_found": True, "resources": []}})
+    condition = {"type": "Available", "status": "True"}
+    read_all(find, [{"key": "managers", "kind": "Deployment", "api_version": "apps/v1", "namespace": "ci",
+                     "label_selectors": ["release in (a,b)"], "field_selectors": ["metadata.name=a"],
+                     "wait": True, "wait_condition": condition, "wait_timeout": 300, "wait_sleep": 2,
+                     "hidden_fields": ["spec"]}])
+    (_kind, _version, options), = find.calls
+    assert options == {"name": None, "namespace": "ci", "label_selectors": ["release in (a,b)"],
+                       "field_selectors": ["metadata.name=a"], "wait": True, "wait_sleep": 2, "wait_timeout": 300,
+                       "condition": condition, "hidden_fields": ["spec"]}
+
+
+def test_a_bare_read_gets_k8s_infos_defaults():
+    find = RecordedFind({"Node": {"api_found": True, "resources": []}})
+    read_all(find, [{"key": "nodes", "kind": "Node", "api_version": "v1"}])
+    (_kind, _version, options), = find.calls
+    assert options["label_selectors"] == [] and options["field_selectors"] == []
+    assert options["wait"] is False and options["wait_timeout"] == 120 and options["wait_sleep"] == 5
+    assert options["condition"] is None and options["hidden_fields"] is None
+
+
+def test_every_option_passed_is_a_parameter_of_the_real_find():
+    # kubernetes.core renaming a parameter would break every read: catch it here.
+    find = RecordedFind({"Node": {}})
+    read_all(find, [{"key": "nodes", "kind": "Node", "api_version": "v1"}])
+    parameters = inspect.signature(K8sService.find).parameters
+    assert set(find.calls[0][2]) <= set(parameters), set(find.calls[0][2]) - set(parameters)
+
+
+def test_duplicate_keys_are_named():
+    reads = [{"key": "a"}, {"key": "b"}, {"key": "a"}, {"key": "b"}, {"key": "c"}]
+    assert duplicate_keys(reads) == ["a", "b"]
+    assert duplicate_keys([{"key": "a"}]) == []
