@@ -1,0 +1,170 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The gpu_operator role's plan: what its variables become in the cluster, decided once.
+
+From the role's variables (under their own names) it returns:
+
+- ``release``: the GPU Operator's release with its complete chart values
+  (the dedicated variables, then ``gpu_operator_values`` laid over them),
+  ready for ``gpuci.runners.helm_releases``;
+- ``labels`` and ``label_selector``: on every object the role makes itself;
+  ``namespace_labels``: those plus what Pod Security admission needs to
+  admit the operands in a namespace the role creates;
+- ``time_slicing``: ``enabled``, the device plugin ConfigMap's ``configmap``
+  name and ``data`` (one configuration per class plus ``any``), the
+  ``classes`` sliced, the classes whose nodes the role labels
+  (``label_classes``) and each class's node selector (``class_selectors``,
+  from the same builder as the job pods' patches, so the labelled nodes are
+  the ones the pools land on);
+- ``node_labels``: the device plugin's config label and the marker that says
+  the role set it;
+- ``deployment``, ``cluster_policy``: the chart's fixed names;
+- ``problems``: ``gpu_operator_values`` keys that would silently override a
+  dedicated variable, each naming both; ``warnings``: keys upstream removed.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_config import deep_merge
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_pod_patch import gpu_pod_patch
+from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import label_selector, ownership_labels
+from ansible_collections.gpuci.runners.plugins.module_utils.time_slicing_config import (
+    DEFAULT_CONFIG,
+    DEFAULT_RESOURCE,
+    time_slicing_config,
+)
+from ansible_collections.gpuci.runners.plugins.module_utils.validation import require_mapping
+
+CHART = "gpu-operator"
+# Fixed names in the chart (not derived from the release name).
+DEPLOYMENT = "gpu-operator"
+CLUSTER_POLICY = "cluster-policy"
+# Operands mount host paths and run privileged.
+NAMESPACE_LABELS = {"pod-security.kubernetes.io/enforce": "privileged"}
+DEVICE_PLUGIN_LABEL = "nvidia.com/device-plugin.config"
+# Marks the nodes whose device plugin label the role set: it only ever removes its own.
+NODE_MARKER_LABEL = "gpuci.runners/time-slicing"
+
+# Where the toolkit container finds the runtime's config and socket. k3s and
+# rke2 render containerd's config from a template and run their own
+# containerd (no `containerd config dump`), so the toolkit reads the rendered
+# file instead (RUNTIME_CONFIG_SOURCE). Same paths as roles/container_toolkit.
+RUNTIME_ENV = {
+    "containerd": [],
+    "docker": [],
+    "crio": [],
+    "k3s": [
+        {"name": "CONTAINERD_CONFIG", "value": "/var/lib/rancher/k3s/agent/etc/containerd/config.toml.tmpl"},
+        {"name": "CONTAINERD_SOCKET", "value": "/run/k3s/containerd/containerd.sock"},
+        {"name": "RUNTIME_CONFIG_SOURCE", "value": "file=/var/lib/rancher/k3s/agent/etc/containerd/config.toml"},
+    ],
+    "rke2": [
+        {"name": "CONTAINERD_CONFIG", "value": "/var/lib/rancher/rke2/agent/etc/containerd/config.toml.tmpl"},
+        {"name": "CONTAINERD_SOCKET", "value": "/run/k3s/containerd/containerd.sock"},
+        {"name": "RUNTIME_CONFIG_SOURCE", "value": "file=/var/lib/rancher/rke2/agent/etc/containerd/config.toml"},
+    ],
+    "microk8s": [
+        {"name": "CONTAINERD_CONFIG", "value": "/var/snap/microk8s/current/args/containerd-template.toml"},
+        {"name": "CONTAINERD_SOCKET", "value": "/var/snap/microk8s/common/run/containerd.sock"},
+        {"name": "RUNTIME_CONFIG_SOURCE", "value": "file=/var/snap/microk8s/current/args/containerd.toml"},
+    ],
+}
+
+# Values keys a dedicated variable sets: the same key in gpu_operator_values
+# would silently win over the variable.
+OWNED_VALUES = (
+    ("driver", "enabled", "gpu_operator_driver_enabled"),
+    ("driver", "version", "gpu_operator_driver_version"),
+    ("toolkit", "enabled", "gpu_operator_toolkit_enabled"),
+    ("toolkit", "version", "gpu_operator_toolkit_version"),
+    ("cdi", "enabled", "gpu_operator_cdi_enabled"),
+    ("mig", "strategy", "gpu_operator_mig_strategy"),
+    ("dcgmExporter", "enabled", "gpu_operator_dcgm_exporter_enabled"),
+    ("nfd", "enabled", "gpu_operator_nfd_enabled"),
+    ("devicePlugin", "config", "gpu_operator_time_slicing"),
+    ("operator", "runtimeClass", "gpu_operator_runtime_class"),
+)
+# Values keys upstream dropped: harmless, but they do nothing.
+REMOVED_VALUES = (
+    ("operator", "defaultRuntime",
+     "removed in v25.3; the operator detects the runtime, and toolkit env (gpu_operator_container_runtime) moves its paths"),
+    ("cdi", "default", "a no-op since v25.10; CDI is always the default mode when cdi.enabled is true"),
+)
+
+
+def gpu_operator_plan(settings, gpu_classes=None):
+    """See the module docstring. ``settings``: the role's gpu_operator_* variables."""
+    require_mapping(settings, "gpu_operator_plan")
+    release_name = settings["gpu_operator_release_name"]
+    labels = ownership_labels({"app.kubernetes.io/component": CHART, "app.kubernetes.io/instance": release_name})
+    slicing = _time_slicing(settings, gpu_classes)
+    user_values = settings.get("gpu_operator_values") or {}
+    return {
+        "labels": labels,
+        "label_selector": label_selector(labels).split(","),
+        "namespace_labels": {**labels, **NAMESPACE_LABELS},
+        "release": {
+            "name": release_name,
+            "namespace": settings["gpu_operator_namespace"],
+            "state": "present",
+            "chart": CHART,
+            "chart_version": settings["gpu_operator_chart_version"],
+            "chart_repo_url": settings["gpu_operator_chart_repo_url"],
+            "chart_path": settings.get("gpu_operator_chart_path") or None,
+            "values": deep_merge(_base_values(settings, slicing), user_values),
+            "wait": True,
+            "timeout": int(settings["gpu_operator_wait_timeout"]),
+        },
+        "time_slicing": slicing,
+        "node_labels": {"config": DEVICE_PLUGIN_LABEL, "marker": NODE_MARKER_LABEL},
+        "deployment": DEPLOYMENT,
+        "cluster_policy": CLUSTER_POLICY,
+        "problems": ["gpu_operator_values.%s.%s would override %s; set %s instead." % (section, key, variable, variable)
+                     for section, key, variable in OWNED_VALUES if key in (user_values.get(section) or {})],
+        "warnings": ["gpu_operator_values.%s.%s is %s; the chart ignores it." % (section, key, note)
+                     for section, key, note in REMOVED_VALUES if key in (user_values.get(section) or {})],
+    }
+
+
+def _time_slicing(settings, gpu_classes):
+    replicas = settings.get("gpu_operator_time_slicing") or {}
+    require_mapping(replicas, "gpu_operator_time_slicing")
+    # Class keys only: not `any`, not device plugin resources such as nvidia.com/gpu.
+    classes = [key for key in replicas if key != DEFAULT_CONFIG and "/" not in str(key)]
+    # `any: 1` (no sharing) unless the `any` configuration's GPUs are set, by
+    # `any` or by their resource name: unlabelled nodes then get a valid default.
+    defaults = {} if DEFAULT_CONFIG in replicas or DEFAULT_RESOURCE in replicas else {DEFAULT_CONFIG: 1}
+    data = time_slicing_config({**defaults, **replicas}, gpu_classes, path="gpu_operator_time_slicing") \
+        if replicas else {}
+    return {
+        "enabled": bool(replicas),
+        "configmap": settings["gpu_operator_time_slicing_configmap"],
+        "data": data,
+        "classes": classes,
+        "label_classes": classes if settings.get("gpu_operator_time_slicing_label_nodes", True) else [],
+        "class_selectors": {name: gpu_pod_patch({"gpu_class": name}, gpu_classes, path="gpu_operator_time_slicing.%s" % name)
+                            ["nodeSelector"] for name in classes},
+    }
+
+
+def _base_values(settings, slicing):
+    """The chart values the dedicated variables set."""
+    driver = {"enabled": bool(settings["gpu_operator_driver_enabled"])}
+    if settings.get("gpu_operator_driver_version"):
+        driver["version"] = settings["gpu_operator_driver_version"]
+    toolkit = {"enabled": bool(settings["gpu_operator_toolkit_enabled"]),
+               "env": RUNTIME_ENV[settings["gpu_operator_container_runtime"]]}
+    if settings.get("gpu_operator_toolkit_version"):
+        toolkit["version"] = settings["gpu_operator_toolkit_version"]
+    return {
+        "driver": driver,
+        "toolkit": toolkit,
+        "cdi": {"enabled": bool(settings["gpu_operator_cdi_enabled"])},
+        "mig": {"strategy": settings["gpu_operator_mig_strategy"]},
+        "dcgmExporter": {"enabled": bool(settings["gpu_operator_dcgm_exporter_enabled"])},
+        "nfd": {"enabled": bool(settings["gpu_operator_nfd_enabled"])},
+        "operator": {"runtimeClass": settings["gpu_operator_runtime_class"]},
+        "devicePlugin": {"config": {"name": slicing["configmap"], "default": DEFAULT_CONFIG} if slicing["enabled"]
+                         else {"name": "", "default": ""}},
+    }
