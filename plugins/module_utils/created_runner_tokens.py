@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import base64
 
-from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_plan import POOL_LABEL
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_plan import CREATED_IN_ANNOTATION, POOL_LABEL
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError
 
-# On a pool's Secret: the GitLab URL the role created the pool's runner in.
-CREATED_IN_ANNOTATION = "gpuci.runners/created-in-gitlab"
 TOKEN_KEY = "runner-token"
 
 

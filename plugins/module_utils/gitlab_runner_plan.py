@@ -17,7 +17,11 @@ takes them, pools without their tokens) it returns:
 - ``secrets``: per present pool, the name, namespace, labels and GitLab URL of
   the Secret that holds its runner token (the token never passes through here;
   gitlab_runner_token_secrets.py fills it in);
-- ``labels``: the fleet's labels, which scope pruning and teardown.
+- ``labels``: the fleet's labels, which scope pruning and teardown;
+- ``release_selector``: selects the present pools' chart objects by release;
+- ``pool_label`` and ``created_annotation``: the label that ties an object
+  to its pool, and the annotation on a token Secret whose runner the role
+  created in GitLab.
 
 The role applies the plan; it computes it once per run (one set_fact), so a
 pool's config.toml is rendered once, not once per reference.
@@ -38,6 +42,8 @@ CHART = "gitlab-runner"
 # Read back by the role's prune step once a pool has left the inventory.
 JOB_NAMESPACE_ANNOTATION = "gpuci.runners/job-namespace"
 POOL_LABEL = "gpuci.runners/pool"
+# On a pool's token Secret: the GitLab URL the role created its runner in.
+CREATED_IN_ANNOTATION = "gpuci.runners/created-in-gitlab"
 FLEET_LABEL = "gpuci.runners/fleet"
 # The role-level variables a pool inherits when it does not set the key itself.
 POOL_DEFAULTS = {
@@ -90,6 +96,9 @@ def gitlab_runner_plan(settings, gpu_classes=None):
         "secrets": [{"pool": pool["name"], "name": token_secret_name(pool["name"]), "gitlab_url": pool["gitlab_url"],
                      "namespace": settings["gitlab_runner_namespace"], "labels": _pool_labels(labels, pool)}
                     for pool in present],
+        "release_selector": "release in (%s)" % ",".join(release["name"] for release in releases),
+        "pool_label": POOL_LABEL,
+        "created_annotation": CREATED_IN_ANNOTATION,
     }
 
 

@@ -147,3 +147,10 @@ def test_token_secrets_refuse_a_pool_without_token_naming_only_the_pool():
     with pytest.raises(ValidationError, match=r"gitlab_runner_pools\[name=l40s\]\.token") as caught:
         gitlab_runner_token_secrets({"secrets": plan["secrets"], "tokens": {}, "created": {}})
     assert "glrt" not in str(caught.value)
+
+
+def test_release_selector_names_only_the_present_pools_releases():
+    plan = gitlab_runner_plan(settings({"name": "a"}, {"name": "gone", "state": "absent"}, {"name": "b"}))
+    assert plan["release_selector"] == "release in (gitlab-runner-a,gitlab-runner-b)"
+    assert plan["pool_label"] == "gpuci.runners/pool"
+    assert plan["created_annotation"] == "gpuci.runners/created-in-gitlab"
