@@ -6,7 +6,6 @@ import copy
 import pathlib
 
 import pytest
-import yaml
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_preflight import gitlab_runner_preflight
 from ansible_collections.gpuci.runners.plugins.module_utils.release_names import (
