@@ -18,7 +18,7 @@ sys.path.insert(0, str(REPO / "tools" / "awx"))
 import launch  # noqa: E402
 
 SURVEYS = {key: yaml.safe_load((REPO / "awx" / "surveys" / f"{key}.yml").read_text())["survey_spec"]["spec"]
-           for key in ("site", "canary", "teardown")}
+           for key in ("plan", "site", "canary", "teardown")}
 
 
 def test_unanswered_surveys_send_only_the_questions_defaults():

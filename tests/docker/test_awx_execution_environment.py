@@ -55,11 +55,12 @@ def kubeconfig_credential(testbed) -> dict:
 
 @pytest.fixture(scope="module")
 def jobs(ee_image, testbed, kubeconfig_credential, tmp_path_factory) -> dict[str, Job]:
-    """site, site again, canary, teardown: one template at a time, in the order a user runs them."""
+    """plan, site, site again, canary, teardown: one template at a time, in the order a user runs them."""
     work = tmp_path_factory.mktemp("awx-jobs")
     credentials = {"kubeconfig": kubeconfig_credential}
     results = {}
-    for run, template, answers in (("site", "site", {}), ("site-again", "site", {}),
+    for run, template, answers in (("plan", "plan", {"gitlab_runner_chart_version": "0.86.0"}),
+                                   ("site", "site", {}), ("site-again", "site", {}),
                                    ("canary", "canary", {"gpu_canary_report_dir": CANARY_REPORT_DIR}),
                                    ("teardown", "teardown", {})):
         result = launch.launch(template, ee_image, INVENTORY, credentials, work / run, answers)
@@ -79,6 +80,15 @@ def test_the_ee_holds_the_collection_and_the_pinned_tools(ee_image):
 def test_the_image_tag_follows_the_build_context(ee_image):
     # An unchanged checkout reuses the image: the tag is a hash of what it is built from.
     assert ee_image == build_ee.image_reference(next(build_ee.COLLECTION_DIR.glob("gpuci-runners-*.tar.gz")))
+
+
+def test_plan_shows_the_releases_and_changes_nothing(jobs):
+    plan = jobs["plan"].result
+    assert (plan.status, plan.rc) == ("successful", 0)
+    assert not any(plan.stats["changed"].values()), plan.stats["changed"]
+    shown = json.dumps([event.get("stdout", "") for event in plan.events])
+    assert "release gitlab-runner/gitlab-runner-l40s: chart gitlab-runner 0.86.0 (gitlab_runner)" in shown, shown[-3000:]
+    assert "gitlab-runner-l40s" not in jobs["plan"].releases_after
 
 
 def test_site_converges_the_testbed_from_the_ee(jobs):
