@@ -171,7 +171,7 @@ BAD_INPUTS = {
         ["gpu_operator_time_slicing sets replicas for h100", "no pool"]),
     "time-slicing-zero-replicas": (
         {"gpu_operator_time_slicing": {"l40s": 0}},
-        ["gpu_operator_time_slicing.l40s must be an integer >= 1"]),
+        ["gpu_operator_time_slicing.l40s: must be an integer >= 1"]),
     "unknown-runtime-preset": (
         {"gpu_operator_container_runtime": "k0s"},
         ["gpu_operator_container_runtime", "k0s", "rke2"]),
