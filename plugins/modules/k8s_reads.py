@@ -39,46 +39,46 @@ options:
         type: str
         required: true
       kind:
-        description: As in M(kubernetes.core.k8s_info).
+        description: The kind to read, for example C(Namespace) or C(ClusterPolicy).
         type: str
         required: true
       api_version:
-        description: As in M(kubernetes.core.k8s_info).
+        description: The kind's group and version, for example C(apps/v1).
         type: str
         default: v1
       name:
-        description: As in M(kubernetes.core.k8s_info).
+        description: Read this one object only (an empty answer when it does not exist).
         type: str
       namespace:
-        description: As in M(kubernetes.core.k8s_info).
+        description: Read in this namespace only; unset, in all namespaces (or cluster-scoped).
         type: str
       label_selectors:
-        description: As in M(kubernetes.core.k8s_info).
+        description: Only objects matching every selector, for example C(app.kubernetes.io/part-of=gpuci-runners).
         type: list
         elements: str
         default: []
       field_selectors:
-        description: As in M(kubernetes.core.k8s_info).
+        description: Only objects matching every field selector, for example C(status.phase=Running).
         type: list
         elements: str
         default: []
       hidden_fields:
-        description: As in M(kubernetes.core.k8s_info); for example C([data, stringData]) for Secrets.
+        description: Fields left out of the answer, for example C([data, stringData]) for Secrets.
         type: list
         elements: str
       wait:
-        description: As in M(kubernetes.core.k8s_info).
+        description: Wait until the objects exist and, with I(wait_condition), meet it.
         type: bool
         default: false
       wait_condition:
-        description: As in M(kubernetes.core.k8s_info).
+        description: The condition to wait for, as M(kubernetes.core.k8s_info) takes it (C(type), C(status), C(reason)).
         type: dict
       wait_timeout:
-        description: Seconds, as in M(kubernetes.core.k8s_info).
+        description: Seconds to wait at most; the read then fails.
         type: int
         default: 120
       wait_sleep:
-        description: Seconds, as in M(kubernetes.core.k8s_info).
+        description: Seconds between two looks while waiting.
         type: int
         default: 5
 notes:
