@@ -24,9 +24,16 @@ description:
 version_added: 0.2.0
 author:
   - gpuci.runners maintainers (@gpuci)
-extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
 options:
+  kubeconfig:
+    description:
+      - Kubeconfig file. Unset, the Kubernetes client uses C(K8S_AUTH_KUBECONFIG),
+        then C(KUBECONFIG), then C(~/.kube/config); the other C(K8S_AUTH_*)
+        variables of M(kubernetes.core.k8s_info) work as there.
+    type: path
+  context:
+    description: Kubeconfig context (C(K8S_AUTH_CONTEXT) when unset).
+    type: str
   reads:
     description:
       - The reads, answered in this order. A read that waits delays the ones after it.
@@ -116,11 +123,8 @@ reads:
       resources: [{apiVersion: v1, kind: Namespace, metadata: {name: default}}]
 """
 
-import copy
-
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import duplicate_keys, read_all
 from ansible_collections.kubernetes.core.plugins.module_utils.ansiblemodule import AnsibleModule
-from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
@@ -143,8 +147,10 @@ _READ_OPTIONS = dict(
 
 
 def main():
-    argument_spec = copy.deepcopy(AUTH_ARG_SPEC)
-    argument_spec["reads"] = dict(type="list", elements="dict", required=True, options=_READ_OPTIONS)
+    # The cluster as the playbooks' module_defaults name it; kubernetes.core's
+    # client reads every other connection setting from K8S_AUTH_* variables.
+    argument_spec = dict(kubeconfig=dict(type="path"), context=dict(type="str"),
+                         reads=dict(type="list", elements="dict", required=True, options=_READ_OPTIONS))
     module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=argument_spec, supports_check_mode=True)
     doubled = duplicate_keys(module.params["reads"])
     if doubled:
