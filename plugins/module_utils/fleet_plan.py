@@ -69,7 +69,7 @@ def _summary(releases, secrets, objects, lanes):
              for r in releases]
     lines += ["secret %s/%s (%s; data not shown)" % (s["namespace"], s["name"], s["role"]) for s in secrets]
     lines += ["%s %s/%s (%s)" % (o["kind"], o["namespace"], o["name"], o["role"]) for o in objects]
-    lines += ["canary lane %s: %s, proves %s" % (lane["name"], lane["request"],
-                                                  ", ".join(lane["gitlab_pools"] + lane["arc_scale_sets"]) or "nothing")
-              for lane in lanes]
+    for lane in lanes:
+        proved = ", ".join(lane["gitlab_pools"] + lane["arc_scale_sets"]) or "nothing"
+        lines.append("canary lane %s: %s, proves %s" % (lane["name"], lane["request"], proved))
     return lines or ["nothing: the inventory declares no GPU Operator, pool or scale set for this cluster"]

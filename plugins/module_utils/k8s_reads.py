@@ -11,6 +11,7 @@ the API server does not serve). Only the process is shared.
 
 from __future__ import annotations
 
+
 def duplicate_keys(reads):
     """The keys used by more than one read, sorted: each answer needs its own key."""
     seen, doubled = set(), set()

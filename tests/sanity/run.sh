@@ -15,6 +15,11 @@ trap 'rm -rf "$work"' EXIT
 dest=$work/ansible_collections/gpuci/runners
 mkdir -p "$dest"
 (cd "$root" && git ls-files -co --exclude-standard -z | xargs -0 tar -cf - 2>/dev/null) | tar -xf - -C "$dest"
+# k8s_reads builds on kubernetes.core's module_utils, and ansible-test finds
+# another collection only beside this one: put the venv's copy there.
+kubernetes_core=$("$root/.venv/bin/python" -c 'import ansible_collections.kubernetes.core as c; print(list(c.__path__)[0])')
+mkdir -p "$work/ansible_collections/kubernetes"
+cp -r "$kubernetes_core" "$work/ansible_collections/kubernetes/core"
 cd "$dest"
 # ansible-test bootstraps pip in its venvs with a script from a host CI cannot
 # reach; put the offline stand-in where it looks first (any pip version it wants).

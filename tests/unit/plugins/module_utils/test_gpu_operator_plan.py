@@ -80,8 +80,8 @@ def test_time_slicing_configures_the_device_plugin_and_the_nodes_to_label():
     assert yaml.safe_load(slicing["data"]["l40s"])["sharing"]["timeSlicing"]["resources"] == [
         {"name": "nvidia.com/gpu", "replicas": 4}]
     assert slicing["class_selectors"]["l40s"]["nvidia.com/gpu.product"] == "NVIDIA-L40S"
-    assert plan["release"]["values"]["devicePlugin"]["config"] == {"name": "gpuci-device-plugin-config",
-                                                                    "default": "any"}
+    config = plan["release"]["values"]["devicePlugin"]["config"]
+    assert config == {"name": "gpuci-device-plugin-config", "default": "any"}
 
 
 def test_time_slicing_without_node_labels():
