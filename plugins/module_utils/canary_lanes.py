@@ -19,6 +19,7 @@ import re
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_classes import merged_classes
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_request import cuda_runtime_class, resolve_gpu_request
+from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import labels_match
 from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import (
     ARC_SCALE_SET_KEYS,
     GITLAB_POOL_KEYS,
@@ -217,7 +218,7 @@ def node_check(lane, nodes, runtime_classes):
     selector), ``schedulable`` (of those, not cordoned and advertising the
     resource) and ``simulated`` (matching nodes that kwok simulates).
     """
-    matching = [n for n in nodes if _labels_match(_meta(n, "labels"), lane["node_selector"])]
+    matching = [n for n in nodes if labels_match(_meta(n, "labels"), lane["node_selector"])]
     schedulable = [n for n in matching if not _cordoned(n) and _advertises(n, lane["resource"])]
     result = {
         "matching": [_name(n) for n in matching],
@@ -261,10 +262,6 @@ def _meta(node, key):
 
 def _name(node):
     return str((node.get("metadata") or {}).get("name", ""))
-
-
-def _labels_match(labels, selector):
-    return all(labels.get(key) == value for key, value in selector.items())
 
 
 def _cordoned(node):

@@ -26,6 +26,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_plan i
     needed_namespaces,
     release_name,
 )
+from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import labels_match
 from ansible_collections.gpuci.runners.plugins.module_utils.release_names import GITLAB_RELEASE_PREFIX
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import require_mapping
 
@@ -55,14 +56,9 @@ def gitlab_runner_removals(value):
     kept = sorted(set(kept))
     fleet_labels = dict(value.get("labels") or {})
     owned = [meta["name"] for meta in value.get("namespaces") or []
-             if fleet_labels and _carries(meta.get("labels") or {}, fleet_labels)]
+             if fleet_labels and labels_match(meta.get("labels") or {}, fleet_labels)]
     return {"names": doomed, "releases": releases, "kept_namespaces": kept,
             "unused_namespaces": sorted(set(owned) - set(kept))}
-
-
-def _carries(labels, wanted):
-    """Whether ``labels`` hold every label of ``wanted`` (any mapping: Ansible passes its own)."""
-    return all(labels.get(key) == value for key, value in wanted.items())
 
 
 def _unique(names):

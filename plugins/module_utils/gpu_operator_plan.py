@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_config import deep_merge
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_pod_patch import gpu_pod_patch
-from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import label_selector, ownership_labels
+from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import label_selectors, ownership_labels
 from ansible_collections.gpuci.runners.plugins.module_utils.time_slicing_config import (
     DEFAULT_CONFIG,
     DEFAULT_RESOURCE,
@@ -102,7 +102,7 @@ def gpu_operator_plan(settings, gpu_classes=None):
     user_values = settings.get("gpu_operator_values") or {}
     return {
         "labels": labels,
-        "label_selector": label_selector(labels).split(","),
+        "label_selector": label_selectors(labels),
         "namespace_labels": {**labels, **NAMESPACE_LABELS},
         "release": {
             "name": release_name,

@@ -28,6 +28,16 @@ def ownership_labels(extra=None):
     return {**OWNERSHIP_LABELS, **extra}
 
 
+def label_selectors(labels):
+    """``["key=value", ...]``, one equality selector per label, in the labels' order (as k8s_info takes them)."""
+    return ["%s=%s" % item for item in labels.items()]
+
+
 def label_selector(labels):
     """``key=value,...`` for a label selector, in the labels' order."""
-    return ",".join("%s=%s" % item for item in labels.items())
+    return ",".join(label_selectors(labels))
+
+
+def labels_match(labels, wanted):
+    """Whether ``labels`` carry every label of ``wanted`` (any mappings; Ansible hands filters its own)."""
+    return all(labels.get(key) == value for key, value in wanted.items())

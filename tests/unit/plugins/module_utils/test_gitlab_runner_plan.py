@@ -13,6 +13,8 @@ from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_token_
 from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import (
     OWNERSHIP_LABELS,
     label_selector,
+    label_selectors,
+    labels_match,
     ownership_labels,
 )
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError
@@ -113,6 +115,14 @@ def test_labels_are_the_collection_labels_plus_component_and_fleet():
     assert plan["labels"] == {**OWNERSHIP_LABELS, "app.kubernetes.io/component": "gitlab-runner",
                               "gpuci.runners/fleet": "ci"}
     assert label_selector(OWNERSHIP_LABELS) == "app.kubernetes.io/part-of=gpuci-runners,app.kubernetes.io/managed-by=gpuci.runners"
+
+
+def test_selectors_and_matching_of_the_collection_labels():
+    assert label_selectors(OWNERSHIP_LABELS) == ["app.kubernetes.io/part-of=gpuci-runners",
+                                                 "app.kubernetes.io/managed-by=gpuci.runners"]
+    assert labels_match({**OWNERSHIP_LABELS, "other": "x"}, OWNERSHIP_LABELS)
+    assert not labels_match({"app.kubernetes.io/part-of": "gpuci-runners"}, OWNERSHIP_LABELS)
+    assert not labels_match({**OWNERSHIP_LABELS, "app.kubernetes.io/managed-by": "helm"}, OWNERSHIP_LABELS)
 
 
 def test_ownership_labels_cannot_be_replaced():
