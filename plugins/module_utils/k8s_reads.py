@@ -23,16 +23,15 @@ def duplicate_keys(reads):
 def read_all(find, reads):
     """Answer each read with ``find`` (K8sService.find); ``{key: k8s_info's result}`` in the reads' order.
 
-    ``find`` raises on an API error, as k8s_info fails; the answers read
-    before it are of no use to a caller that must then stop.
+    Each read comes as the module's argument spec fills it in (its defaults
+    are k8s_info's). ``find`` raises on an API error, as k8s_info fails; the
+    answers read before it are of no use to a caller that must then stop.
     """
     answers = {}
     for read in reads:
         answers[read["key"]] = find(
-            read["kind"], read["api_version"],
-            name=read.get("name"), namespace=read.get("namespace"),
-            label_selectors=read.get("label_selectors") or [], field_selectors=read.get("field_selectors") or [],
-            wait=bool(read.get("wait")), wait_sleep=read.get("wait_sleep") or 5,
-            wait_timeout=read.get("wait_timeout") or 120, condition=read.get("wait_condition"),
-            hidden_fields=read.get("hidden_fields"))
+            read["kind"], read["api_version"], name=read["name"], namespace=read["namespace"],
+            label_selectors=read["label_selectors"], field_selectors=read["field_selectors"],
+            wait=read["wait"], wait_sleep=read["wait_sleep"], wait_timeout=read["wait_timeout"],
+            condition=read["wait_condition"], hidden_fields=read["hidden_fields"])
     return answers

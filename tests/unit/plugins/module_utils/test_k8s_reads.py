@@ -4,8 +4,19 @@
 
 import inspect
 
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import duplicate_keys, read_all
+from ansible_collections.gpuci.runners.plugins.modules.k8s_reads import _READ_OPTIONS
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import K8sService
+
+
+def filled(reads):
+    """The reads as the module's argument spec hands them over, defaults filled in."""
+    result = ArgumentSpecValidator({"reads": dict(type="list", elements="dict", options=_READ_OPTIONS)}).validate(
+        {"reads": reads})
+    assert not result.error_messages, result.error_messages
+    return result.validated_parameters["reads"]
 
 
 class RecordedFind:
@@ -22,8 +33,8 @@ class RecordedFind:
 def test_each_read_is_answered_under_its_key_in_order():
     find = RecordedFind({"Namespace": {"api_found": True, "resources": [{"metadata": {"name": "a"}}]},
                          "ClusterPolicy": {"api_found": False, "resources": []}})
-    answers = read_all(find, [{"key": "namespaces", "kind": "Namespace", "api_version": "v1"},
-                              {"key": "policy", "kind": "ClusterPolicy", "api_version": "nvidia.com/v1"}])
+    answers = read_all(find, filled([{"key": "namespaces", "kind": "Namespace", "api_version": "v1"},
+                              {"key": "policy", "kind": "ClusterPolicy", "api_version": "nvidia.com/v1"}]))
     assert list(answers) == ["namespaces", "policy"]
     assert answers["namespaces"]["resources"][0]["metadata"]["name"] == "a"
     assert answers["policy"]["api_found"] is False
@@ -33,10 +44,10 @@ def test_each_read_is_answered_under_its_key_in_order():
 def test_options_reach_find_as_k8s_info_passes_them():
     find = RecordedFind({"Deployment": {"api_found": True, "resources": []}})
     condition = {"type": "Available", "status": "True"}
-    read_all(find, [{"key": "managers", "kind": "Deployment", "api_version": "apps/v1", "namespace": "ci",
+    read_all(find, filled([{"key": "managers", "kind": "Deployment", "api_version": "apps/v1", "namespace": "ci",
                      "label_selectors": ["release in (a,b)"], "field_selectors": ["metadata.name=a"],
                      "wait": True, "wait_condition": condition, "wait_timeout": 300, "wait_sleep": 2,
-                     "hidden_fields": ["spec"]}])
+                     "hidden_fields": ["spec"]}]))
     (_kind, _version, options), = find.calls
     assert options == {"name": None, "namespace": "ci", "label_selectors": ["release in (a,b)"],
                        "field_selectors": ["metadata.name=a"], "wait": True, "wait_sleep": 2, "wait_timeout": 300,
@@ -45,7 +56,7 @@ def test_options_reach_find_as_k8s_info_passes_them():
 
 def test_a_bare_read_gets_k8s_infos_defaults():
     find = RecordedFind({"Node": {"api_found": True, "resources": []}})
-    read_all(find, [{"key": "nodes", "kind": "Node", "api_version": "v1"}])
+    read_all(find, filled([{"key": "nodes", "kind": "Node", "api_version": "v1"}]))
     (_kind, _version, options), = find.calls
     assert options["label_selectors"] == [] and options["field_selectors"] == []
     assert options["wait"] is False and options["wait_timeout"] == 120 and options["wait_sleep"] == 5
@@ -55,7 +66,7 @@ def test_a_bare_read_gets_k8s_infos_defaults():
 def test_every_option_passed_is_a_parameter_of_the_real_find():
     # kubernetes.core renaming a parameter would break every read: catch it here.
     find = RecordedFind({"Node": {}})
-    read_all(find, [{"key": "nodes", "kind": "Node", "api_version": "v1"}])
+    read_all(find, filled([{"key": "nodes", "kind": "Node", "api_version": "v1"}]))
     parameters = inspect.signature(K8sService.find).parameters
     assert set(find.calls[0][2]) <= set(parameters), set(find.calls[0][2]) - set(parameters)
 
