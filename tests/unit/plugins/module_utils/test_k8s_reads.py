@@ -33,8 +33,9 @@ class RecordedFind:
 def test_each_read_is_answered_under_its_key_in_order():
     find = RecordedFind({"Namespace": {"api_found": True, "resources": [{"metadata": {"name": "a"}}]},
                          "ClusterPolicy": {"api_found": False, "resources": []}})
-    answers = read_all(find, filled([{"key": "namespaces", "kind": "Namespace", "api_version": "v1"},
-                              {"key": "policy", "kind": "ClusterPolicy", "api_version": "nvidia.com/v1"}]))
+    reads = filled([{"key": "namespaces", "kind": "Namespace", "api_version": "v1"},
+                    {"key": "policy", "kind": "ClusterPolicy", "api_version": "nvidia.com/v1"}])
+    answers = read_all(find, reads)
     assert list(answers) == ["namespaces", "policy"]
     assert answers["namespaces"]["resources"][0]["metadata"]["name"] == "a"
     assert answers["policy"]["api_found"] is False
@@ -45,9 +46,9 @@ def test_options_reach_find_as_k8s_info_passes_them():
     find = RecordedFind({"Deployment": {"api_found": True, "resources": []}})
     condition = {"type": "Available", "status": "True"}
     read_all(find, filled([{"key": "managers", "kind": "Deployment", "api_version": "apps/v1", "namespace": "ci",
-                     "label_selectors": ["release in (a,b)"], "field_selectors": ["metadata.name=a"],
-                     "wait": True, "wait_condition": condition, "wait_timeout": 300, "wait_sleep": 2,
-                     "hidden_fields": ["spec"]}]))
+                            "label_selectors": ["release in (a,b)"], "field_selectors": ["metadata.name=a"],
+                            "wait": True, "wait_condition": condition, "wait_timeout": 300, "wait_sleep": 2,
+                            "hidden_fields": ["spec"]}]))
     (_kind, _version, options), = find.calls
     assert options == {"name": None, "namespace": "ci", "label_selectors": ["release in (a,b)"],
                        "field_selectors": ["metadata.name=a"], "wait": True, "wait_sleep": 2, "wait_timeout": 300,
