@@ -4,9 +4,7 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 import threading
 from pathlib import Path
 
@@ -85,44 +83,3 @@ def markdown_table(text: str, header_first_cell: str) -> list[dict[str, str]]:
 def _cells(line: str) -> list[str]:
     # Cells are split at pipes that are not escaped as \|.
     return [cell.strip().replace("\\|", "|") for cell in re.split(r"(?<!\\)\|", line.strip()[1:-1])]
-
-
-JUDGE_PLAYBOOK = """
-- name: Judge canary lanes from given cluster answers
-  hosts: localhost
-  connection: local
-  gather_facts: false
-  vars:
-    ansible_python_interpreter: "{{ ansible_playbook_python }}"
-  tasks:
-    - name: Judge
-      ansible.builtin.include_role:
-        name: gpuci.runners.gpu_canary
-        tasks_from: judge.yml
-    - name: Hand the results back
-      ansible.builtin.copy:
-        content: "{{ _gpu_canary_results | to_json }}"
-        dest: "{{ results_file }}"
-        mode: "0600"
-"""
-
-
-def judge(tmp_path: Path, lanes: list, jobs: list, pods: list, logs: list) -> dict[str, dict]:
-    """Run the role's judgement (tasks/judge.yml) on made-up cluster answers.
-
-    The testbed runs no container, so the verdicts that depend on a log
-    (proved, no evidence, checks failed) are exercised here, without a cluster.
-    """
-    playbook = tmp_path / "judge.yml"
-    playbook.write_text(JUDGE_PLAYBOOK)
-    variables = tmp_path / "vars.json"
-    results = tmp_path / "results.json"
-    variables.write_text(json.dumps({
-        "_gpu_canary_lanes": lanes, "__gpu_canary_jobs": {"resources": jobs},
-        "__gpu_canary_pods": {"resources": pods}, "__gpu_canary_logs": {"results": logs},
-        "_gpu_canary_checked_at": "2026-01-01T00:00:00Z", "results_file": str(results)}))
-    env = dict(os.environ, ANSIBLE_CONFIG=str(REPO_ROOT / "ansible.cfg"))
-    proc = subprocess.run([str(REPO_ROOT / ".venv" / "bin" / "ansible-playbook"), "-i", "localhost,", str(playbook),
-                           "-e", f"@{variables}"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return {result["name"]: result for result in json.loads(results.read_text())}
