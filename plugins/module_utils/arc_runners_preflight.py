@@ -14,8 +14,10 @@ never shown: a problem names keys and scale sets, not values.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runner_template import arc_runner_template
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_request import deprecated_pool_keys
 from ansible_collections.gpuci.runners.plugins.module_utils.release_names import DNS_LABEL_MAX, is_dns_label
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     ValidationError,
@@ -56,6 +58,11 @@ def arc_runners_preflight(settings, gpu_classes=None):
         problems += _work_volume_claim(scale_set, path)
         problems += _template(scale_set, path, settings, gpu_classes)
     return problems
+
+
+def arc_runners_deprecations(settings):
+    """The deprecation messages of old keys in the role's scale sets (``arc_runners_scale_sets[name=x].lane``); [] when none."""
+    return deprecated_pool_keys(settings.get(SCALE_SETS) if isinstance(settings, Mapping) else None, SCALE_SETS)
 
 
 def _unique_names(scale_sets):

@@ -143,7 +143,7 @@ def _lane_key(gpu, request):
     # the pods elsewhere (its own selector, tolerations or runtime class).
     return repr((
         request.gpu_class,
-        request.lane,
+        request.gpu_access,
         gpu.get("mig_profile"),
         request.count,
         sorted(request.node_selector.items()),
@@ -155,7 +155,7 @@ def _lane_key(gpu, request):
 
 def _new_lane(gpu, request):
     mig_profile = gpu.get("mig_profile")
-    if request.lane == "dri":
+    if request.gpu_access == "dri":
         check, request_text = "dri", "host /dev/dri"
     elif mig_profile:
         check, request_text = "mig", "%s: %d" % (request.resource, request.count)
@@ -164,7 +164,7 @@ def _new_lane(gpu, request):
     return {
         "name": _base_name(request, mig_profile),
         "gpu_class": request.gpu_class,
-        "lane": request.lane,
+        "lane": request.gpu_access,
         "gpus": request.count if request.resource and not mig_profile else None,
         "mig_profile": mig_profile,
         "resource": request.resource,
@@ -183,13 +183,13 @@ def _new_lane(gpu, request):
 
 
 def _base_name(request, mig_profile):
-    if request.lane == "dri":
+    if request.gpu_access == "dri":
         amount = ""
     elif mig_profile:
         amount = "-mig-" + mig_profile
     else:
         amount = "-%dgpu" % request.count
-    return _dns_label("%s-%s%s" % (request.gpu_class, request.lane, amount))
+    return _dns_label("%s-%s%s" % (request.gpu_class, request.gpu_access, amount))
 
 
 def _dns_label(text):

@@ -91,7 +91,7 @@ def gitlab_runner_document(pool, gpu_classes=None, path="pool", runtime_class=No
 def _kubernetes_table(pool, request, path):
     table = {
         "namespace": optional_str(pool, "namespace", path, default=RELEASE_NAMESPACE),
-        "image": optional_str(pool, "image", path, default=DEFAULT_IMAGES[request.lane]),
+        "image": optional_str(pool, "image", path, default=DEFAULT_IMAGES[request.gpu_access]),
         "pod_spec": _pod_spec_patches(request),
     }
     if request.privileged:

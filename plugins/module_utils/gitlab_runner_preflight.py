@@ -21,6 +21,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_config
     gitlab_runner_document,
 )
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_plan import POOL_DEFAULTS
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_request import deprecated_pool_keys
 from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import GITLAB_SECRET_KEYS
 from ansible_collections.gpuci.runners.plugins.module_utils.release_names import (
     DNS_LABEL_MAX,
@@ -74,6 +75,11 @@ def gitlab_runner_preflight(settings, gpu_classes=None):
             problems += _hpa(pool, path, settings)
             problems += _config(pool, path, settings, gpu_classes)
     return problems
+
+
+def gitlab_runner_deprecations(settings):
+    """The deprecation messages of old keys in the role's pools (``gitlab_runner_pools[name=x].lane``); [] when none."""
+    return deprecated_pool_keys(settings.get(POOLS) if isinstance(settings, Mapping) else None, POOLS)
 
 
 def _role_settings(settings):

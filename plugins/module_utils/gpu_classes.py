@@ -7,11 +7,16 @@ A class is a plain dict (see ``CLASS_KEYS``). The built-in classes carry
 only the facts about the hardware; ``merged_classes`` lays the inventory's
 ``gpu_classes`` over them and fills the derived keys (node selector from the
 product label, the device plugin resource, the ``nvidia.com/gpu`` toleration).
+
+A class's ``gpu_access`` lists how pods can reach its GPUs: ``cuda`` (a
+device plugin request) and/or ``dri`` (the host's ``/dev/dri`` render node).
+Its old name ``lanes`` is still read (deprecated_class_keys says where).
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 
 from ansible_collections.gpuci.runners.plugins.module_utils.scheduling import DRI_NODE_LABEL, check_tolerations
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
@@ -23,13 +28,18 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     item,
     plain,
     reject_unknown_keys,
+    renamed_key,
+    renamed_key_deprecation,
     require_mapping,
     type_name,
 )
 
-LANES = ("cuda", "dri")
+GPU_ACCESS_MODES = ("cuda", "dri")
+# The deprecated name of a class's gpu_access (removed in 1.0.0).
+DEPRECATED_GPU_ACCESS_KEY = "lanes"
 CLASS_KEYS = frozenset(
-    ("product", "memory_mib", "resource", "mig_profiles", "lanes", "node_selector", "tolerations")
+    ("product", "memory_mib", "resource", "mig_profiles", "gpu_access", "node_selector", "tolerations",
+     DEPRECATED_GPU_ACCESS_KEY)
 )
 
 # Labels set by GPU Feature Discovery (part of the NVIDIA device plugin).
@@ -46,17 +56,17 @@ _A100_40GB_MIG = ["1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb
 # Product names are the GPU's name with spaces replaced by dashes, as GFD
 # writes them; memory is the GFD `nvidia.com/gpu.memory` value in MiB.
 _BUILTIN_CLASSES = {
-    "l40s": {"product": "NVIDIA-L40S", "memory_mib": 46068, "mig_profiles": [], "lanes": ["cuda"]},
-    "a100": {"product": "NVIDIA-A100-SXM4-80GB", "memory_mib": 81920, "mig_profiles": _A100_80GB_MIG, "lanes": ["cuda"]},
-    "a100-40gb": {"product": "NVIDIA-A100-SXM4-40GB", "memory_mib": 40960, "mig_profiles": _A100_40GB_MIG, "lanes": ["cuda"]},
-    "a10": {"product": "NVIDIA-A10", "memory_mib": 23028, "mig_profiles": [], "lanes": ["cuda"]},
-    "h100": {"product": "NVIDIA-H100-80GB-HBM3", "memory_mib": 81559, "mig_profiles": _A100_80GB_MIG, "lanes": ["cuda"]},
+    "l40s": {"product": "NVIDIA-L40S", "memory_mib": 46068, "mig_profiles": [], "gpu_access": ["cuda"]},
+    "a100": {"product": "NVIDIA-A100-SXM4-80GB", "memory_mib": 81920, "mig_profiles": _A100_80GB_MIG, "gpu_access": ["cuda"]},
+    "a100-40gb": {"product": "NVIDIA-A100-SXM4-40GB", "memory_mib": 40960, "mig_profiles": _A100_40GB_MIG, "gpu_access": ["cuda"]},
+    "a10": {"product": "NVIDIA-A10", "memory_mib": 23028, "mig_profiles": [], "gpu_access": ["cuda"]},
+    "h100": {"product": "NVIDIA-H100-80GB-HBM3", "memory_mib": 81559, "mig_profiles": _A100_80GB_MIG, "gpu_access": ["cuda"]},
     # A host with a render node (/dev/dri), labelled and tainted by the operator.
     "dri": {
         "product": None,
         "memory_mib": None,
         "mig_profiles": [],
-        "lanes": ["dri"],
+        "gpu_access": ["dri"],
         "node_selector": {DRI_NODE_LABEL: "true"},
         "tolerations": [{"key": DRI_NODE_LABEL, "operator": "Exists", "effect": "NoSchedule"}],
     },
@@ -81,20 +91,36 @@ def merged_classes(user_classes=None, path="gpu_classes"):
     """
     overrides = {} if user_classes is None else require_mapping(user_classes, path)
     raw = copy.deepcopy(_BUILTIN_CLASSES)
+    access_keys = {}  # the key each user entry wrote gpu_access under, for the errors
     for name in sorted(overrides, key=str):
         if not isinstance(name, str) or not name:
             raise ValidationError(path, "class names must be non-empty strings", name)
         entry_path = child(path, name)
         entry = require_mapping(overrides[name], entry_path)
         reject_unknown_keys(entry, CLASS_KEYS, entry_path)
+        access_keys[name] = renamed_key(entry, DEPRECATED_GPU_ACCESS_KEY, "gpu_access", entry_path)
         merged = raw.get(name, {})
         for key, value in entry.items():
+            key = "gpu_access" if key == DEPRECATED_GPU_ACCESS_KEY else key
             if value is None:
                 merged.pop(key, None)
             else:
                 merged[key] = plain(value)
         raw[name] = merged
-    return dict((name, _complete_class(raw[name], child(path, name))) for name in sorted(raw))
+    return dict((name, _complete_class(raw[name], child(path, name), access_keys.get(name, "gpu_access")))
+                for name in sorted(raw))
+
+
+def deprecated_class_keys(user_classes, path="gpu_classes"):
+    """The deprecation messages of the old keys in the inventory's ``gpu_classes`` (``lanes``); [] when none.
+
+    Reads only what it can: merged_classes reports malformed input.
+    """
+    if not isinstance(user_classes, Mapping):
+        return []
+    return [renamed_key_deprecation(child(path, name), DEPRECATED_GPU_ACCESS_KEY, "gpu_access")
+            for name in sorted(user_classes, key=str)
+            if isinstance(user_classes[name], Mapping) and DEPRECATED_GPU_ACCESS_KEY in user_classes[name]]
 
 
 def get_class(classes, name, path):
@@ -106,8 +132,8 @@ def get_class(classes, name, path):
     return classes[name]
 
 
-def _complete_class(raw, path):
-    lanes = _check_lanes(raw.get("lanes"), child(path, "lanes"))
+def _complete_class(raw, path, access_key="gpu_access"):
+    gpu_access = _check_gpu_access(raw.get("gpu_access"), child(path, access_key))
     product = raw.get("product")
     if product is not None and (not isinstance(product, str) or not product):
         raise ValidationError(child(path, "product"), "must be a non-empty string", product)
@@ -126,14 +152,14 @@ def _complete_class(raw, path):
         raise ValidationError(path, "needs a product or a non-empty node_selector")
 
     resource = raw.get("resource")
-    if resource is None and "cuda" in lanes:
+    if resource is None and "cuda" in gpu_access:
         resource = GPU_RESOURCE
     if resource is not None and (not isinstance(resource, str) or not resource):
         raise ValidationError(child(path, "resource"), "must be a non-empty string", resource)
 
     if raw.get("tolerations") is not None:
         tolerations = check_tolerations(raw["tolerations"], child(path, "tolerations"))
-    elif "cuda" in lanes:
+    elif "cuda" in gpu_access:
         tolerations = [dict(GPU_TOLERATION)]
     else:
         tolerations = []
@@ -146,19 +172,20 @@ def _complete_class(raw, path):
         "memory_mib": memory_mib,
         "resource": resource,
         "mig_profiles": mig_profiles,
-        "lanes": lanes,
+        "gpu_access": gpu_access,
         "node_selector": node_selector,
         "tolerations": tolerations,
     }
 
 
-def _check_lanes(value, path):
+def _check_gpu_access(value, path):
     if value is None:
-        raise ValidationError(path, "is required (a list of %s)" % ", ".join(LANES))
-    lanes = check_str_list(value, path)
-    if not lanes:
-        raise ValidationError(path, "must name at least one lane", value)
-    for index, lane in enumerate(lanes):
-        if lane not in LANES:
-            raise ValidationError(item(path, index), "unknown lane; known lanes: %s" % ", ".join(LANES), lane)
-    return lanes
+        raise ValidationError(path, "is required (a list of %s)" % ", ".join(GPU_ACCESS_MODES))
+    modes = check_str_list(value, path)
+    if not modes:
+        raise ValidationError(path, "must name at least one gpu_access mode", value)
+    for index, mode in enumerate(modes):
+        if mode not in GPU_ACCESS_MODES:
+            raise ValidationError(item(path, index), "unknown gpu_access mode; known modes: %s"
+                                  % ", ".join(GPU_ACCESS_MODES), mode)
+    return modes

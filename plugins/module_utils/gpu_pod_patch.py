@@ -32,7 +32,7 @@ DRI_MOUNT = {"name": "dev-dri", "mountPath": "/dev/dri"}
 def gpu_pod_patch(pool, gpu_classes=None, path="pool", runtime_class=None):
     """Return the strategic-merge PodSpec patch for ``pool`` (see docs/filters.md).
 
-    ``runtime_class`` is the RuntimeClass of the cuda lane when the pool names
+    ``runtime_class`` is the RuntimeClass of gpu_access cuda when the pool names
     none (None: the GPU Operator's default, ``""``: none).
     """
     require_mapping(pool, path)
@@ -77,7 +77,7 @@ def container_patch(request, name):
             "requests": {request.resource: quantity},
             "limits": {request.resource: quantity},
         }
-    if request.lane == "dri":
+    if request.gpu_access == "dri":
         result["volumeMounts"] = [dict(DRI_MOUNT)]
     if request.privileged:
         result["securityContext"] = {"privileged": True}
@@ -85,6 +85,6 @@ def container_patch(request, name):
 
 
 def pod_volumes(request):
-    if request.lane == "dri":
+    if request.gpu_access == "dri":
         return [{"name": DRI_VOLUME["name"], "hostPath": dict(DRI_VOLUME["hostPath"])}]
     return []

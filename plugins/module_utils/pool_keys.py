@@ -9,9 +9,10 @@ instead of silently producing a runner without a GPU.
 
 from __future__ import annotations
 
-# What gpu_pod_patch reads.
+# What gpu_pod_patch reads (``lane``: the deprecated name of ``gpu_access``).
 GPU_REQUEST_KEYS = frozenset(
-    ("gpu_class", "gpus", "mig_profile", "lane", "node_selector", "tolerations", "runtime_class", "privileged")
+    ("gpu_class", "gpus", "mig_profile", "gpu_access", "lane", "node_selector", "tolerations", "runtime_class",
+     "privileged")
 )
 POD_PATCH_KEYS = GPU_REQUEST_KEYS | frozenset(("container",))
 

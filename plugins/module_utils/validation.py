@@ -201,6 +201,24 @@ def named_item(path, entry, index):
     return item(path, index)
 
 
+def renamed_key(mapping, old, new, path):
+    """The key ``mapping`` uses for ``new``: ``old`` (its deprecated name) when written, else ``new``.
+
+    Both written at once is an error naming both paths, so neither wins silently.
+    """
+    if old not in mapping:
+        return new
+    if new in mapping:
+        raise ValidationError(child(path, old), "is the deprecated name of %s, which is set too; remove %s"
+                              % (child(path, new), old))
+    return old
+
+
+def renamed_key_deprecation(path, old, new):
+    """The deprecation message of the key ``old`` at ``path``, renamed ``new``."""
+    return "%s is deprecated, use %s" % (child(path, old), child(path, new))
+
+
 def problem(path, reason, *value):
     """One problem as text, for checks that report all problems at once: ``path: reason (got value)``."""
     return str(ValidationError(path, reason, *value))

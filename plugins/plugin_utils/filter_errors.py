@@ -1,26 +1,40 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Turn a plain builder into an Ansible filter that reports errors the Ansible way."""
+"""Turn a plain builder into an Ansible filter that reports errors and deprecations the Ansible way."""
 
 from __future__ import annotations
 
 import functools
 
 from ansible.errors import AnsibleFilterError
+from ansible.utils.display import Display
 
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_classes import deprecated_class_keys
 from ansible_collections.gpuci.runners.plugins.module_utils.rendering import MissingLibraryError
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError
 
+# The release that drops the deprecated inventory keys (lane, lanes: now gpu_access).
+DEPRECATED_KEYS_REMOVED_IN = "1.0.0"
 
-def as_filter(filter_name, builder):
+
+def warn_deprecated(messages):
+    """Show each deprecation message; Ansible shows a message once per run, however many filters find it."""
+    for message in messages:
+        Display().deprecated(message, version=DEPRECATED_KEYS_REMOVED_IN, collection_name="gpuci.runners")
+
+
+def as_filter(filter_name, builder, deprecations=None):
     """Wrap ``builder(value, gpu_classes=None, **options)``; errors name the filter, field and value.
 
     Keyword options (such as ``runtime_class``) go to the builder as they are.
+    Old keys of ``gpu_classes``, and those ``deprecations(value)`` finds (a
+    list of messages), are reported as deprecated before the builder runs.
     """
 
     @functools.wraps(builder)
     def run(value, gpu_classes=None, **options):
+        warn_deprecated(deprecated_class_keys(gpu_classes) + (deprecations(value) if deprecations else []))
         try:
             return builder(value, gpu_classes, **options)
         except (ValidationError, MissingLibraryError) as error:

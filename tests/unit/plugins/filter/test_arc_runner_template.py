@@ -163,7 +163,7 @@ BAD_SCALE_SETS = [
     ({"name": "x", "container_mode": "docker"}, ["scale_set.container_mode:", "none, dind, kubernetes", "'docker'"]),
     ({"name": "x", "gpu_class": "l40s", "gpus": "2"}, ["scale_set.gpus:", "'2'"]),
     ({"name": "x", "gpu_class": "a10", "mig_profile": "1g.10gb"}, ["scale_set.mig_profile:", "'1g.10gb'"]),
-    ({"name": "x", "gpu_class": "a10", "lane": "dri"}, ["scale_set.lane:", "'dri'"]),
+    ({"name": "x", "gpu_class": "a10", "gpu_access": "dri"}, ["scale_set.gpu_access:", "'dri'"]),
     ({"name": "x", "gpus": 1}, ["scale_set.gpus:", "needs gpu_class"]),
     ({"name": "x", "min_runners": -1}, ["scale_set.min_runners:", "(got -1)"]),
     ({"name": "x", "min_runners": 3, "max_runners": 2}, ["scale_set.min_runners:", "must not exceed max_runners (2)", "(got 3)"]),

@@ -20,7 +20,7 @@ POOLS = [
 ]
 SCALE_SETS = [
     {"name": "arc-l40s", "gpu_class": "l40s", "runner_group": "GPUs", "github_token": TOKEN},
-    {"name": "arc-vulkan", "gpu_class": "dri", "lane": "dri", "labels": ["vulkan"], "github_app_private_key": TOKEN},
+    {"name": "arc-vulkan", "gpu_class": "dri", "gpu_access": "dri", "labels": ["vulkan"], "github_app_private_key": TOKEN},
 ]
 
 
@@ -159,7 +159,7 @@ def test_missing_runtime_class_fails_cuda_lanes_only():
 
 
 def test_long_names_stay_dns_labels():
-    classes = {"a-very-long-gpu-class-name-for-a-datacenter-gpu-model": {"product": "X", "lanes": ["cuda"]}}
+    classes = {"a-very-long-gpu-class-name-for-a-datacenter-gpu-model": {"product": "X", "gpu_access": ["cuda"]}}
     (lane,) = canary_lanes({"gitlab_pools": [{"name": "p", "gpu_class": list(classes)[0], "gpus": 8}]}, classes)
     assert len(lane["name"]) <= 52 and lane["name"].replace("-", "").isalnum()
 
@@ -169,7 +169,7 @@ def test_long_names_stay_dns_labels():
     ({"gitlab_pools": [{"name": "x", "gpu_class": "v100"}]}, "canary.gitlab_pools[0].gpu_class: unknown GPU class"),
     ({"gitlab_pools": [{"gpu_class": "l40s"}]}, "canary.gitlab_pools[0].name: is required"),
     ({"gitlab_pools": [{"name": "x", "gpu_class": "l40s", "tokn": TOKEN}]}, "canary.gitlab_pools[0].tokn: unknown key"),
-    ({"arc_scale_sets": [{"name": "x", "gpu_class": "dri", "gpus": 1}]}, "canary.arc_scale_sets[0].gpus: must be unset on the dri lane"),
+    ({"arc_scale_sets": [{"name": "x", "gpu_class": "dri", "gpus": 1}]}, "canary.arc_scale_sets[0].gpus: must be unset with gpu_access dri"),
     ({"arc_scale_sets": [{"name": "x", "gpu_class": "l40s", "state": "gone"}]}, "canary.arc_scale_sets[0].state: must be one of"),
     ({"arc_scale_sets": {"name": "x"}}, "canary.arc_scale_sets: must be a list"),
     ({"pools": []}, "canary.pools: unknown key"),
@@ -181,3 +181,9 @@ def test_bad_input_names_the_field(spec, message):
         canary_lanes(spec)
     assert message in str(error.value)
     assert TOKEN not in str(error.value)
+
+
+def test_deprecated_lane_is_the_same_request_as_gpu_access():
+    pools = [{"name": "old", "gpu_class": "dri", "lane": "dri"}, {"name": "new", "gpu_class": "dri", "gpu_access": "dri"}]
+    (lane,) = canary_lanes({"gitlab_pools": pools})
+    assert (lane["name"], lane["lane"], [p["name"] for p in lane["gitlab_pools"]]) == ("dri-dri", "dri", ["old", "new"])

@@ -191,7 +191,7 @@ def test_runtime_class_argument_reaches_runtime_class_name(runtime_class, expect
     assert kubernetes.get("runtime_class_name") == expected
 
 
-def test_pool_runtime_class_wins_and_other_lanes_ignore_the_argument():
+def test_pool_runtime_class_wins_and_gpu_access_dri_ignores_the_argument():
     assert render_with({"name": "x", "gpu_class": "l40s", "runtime_class": "mine"}).get("runtime_class_name") == "mine"
     assert "runtime_class_name" not in render_with({"name": "x", "gpu_class": "dri"})
     assert "runtime_class_name" not in render_with({"name": "x"})
@@ -220,6 +220,7 @@ BAD_POOLS = [
     ({"name": "x", "tokn": "glrt-x"}, ["pool.tokn:", "unknown key"]),
     ({"name": "x", "container": "build"}, ["pool.container:", "unknown key"]),
     ({"name": "x", "gpus": 1}, ["pool.gpus:", "needs gpu_class", "(got 1)"]),
+    ({"name": "x", "gpu_access": "dri"}, ["pool.gpu_access:", "needs gpu_class", "'dri'"]),
     ({"name": "x", "lane": "dri"}, ["pool.lane:", "needs gpu_class", "'dri'"]),
     ({"name": "x", "gpu_class": "l40s", "gpus": 0}, ["pool.gpus:", "(got 0)"]),
     ({"name": "x", "gpu_class": "l40s", "gpus": False}, ["pool.gpus:", "False"]),

@@ -43,7 +43,7 @@ def test_mig_profile_requests_the_mixed_strategy_resource(gpu_class, profile):
     assert "nvidia.com/gpu" not in gpu_limits(patch)
 
 
-def test_dri_lane_mounts_dev_dri_and_requests_nothing():
+def test_gpu_access_dri_mounts_dev_dri_and_requests_nothing():
     patch = gpu_pod_patch({"gpu_class": "dri"})
     assert patch == {
         "containers": [{"name": "build", "volumeMounts": [{"name": "dev-dri", "mountPath": "/dev/dri"}]}],
@@ -53,14 +53,14 @@ def test_dri_lane_mounts_dev_dri_and_requests_nothing():
     }
 
 
-def test_dri_lane_takes_a_runtime_class_when_asked():
+def test_gpu_access_dri_takes_a_runtime_class_when_asked():
     assert gpu_pod_patch({"gpu_class": "dri", "runtime_class": "nvidia"})["runtimeClassName"] == "nvidia"
 
 
-def test_class_serving_both_lanes_defaults_to_cuda():
-    classes = {"l40s": {"lanes": ["cuda", "dri"]}}
+def test_class_offering_both_gpu_access_defaults_to_cuda():
+    classes = {"l40s": {"gpu_access": ["cuda", "dri"]}}
     assert "resources" in gpu_pod_patch({"gpu_class": "l40s"}, classes)["containers"][0]
-    dri = gpu_pod_patch({"gpu_class": "l40s", "lane": "dri"}, classes)
+    dri = gpu_pod_patch({"gpu_class": "l40s", "gpu_access": "dri"}, classes)
     assert "resources" not in dri["containers"][0]
     assert dri["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-L40S"}
 
@@ -94,7 +94,7 @@ def test_tolerations_class_first_then_pool_without_duplicates():
 
 
 def test_user_class_from_inventory():
-    classes = {"l4": {"product": "NVIDIA-L4", "lanes": ["cuda"]}}
+    classes = {"l4": {"product": "NVIDIA-L4", "gpu_access": ["cuda"]}}
     patch = gpu_pod_patch({"gpu_class": "l4", "gpus": 2}, classes)
     assert patch["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-L4"}
     assert gpu_limits(patch) == {"nvidia.com/gpu": "2"}
@@ -131,11 +131,11 @@ BAD_POOLS = [
     ({"gpu_class": "l40s", "mig_profile": "1g.10gb"}, ["pool.mig_profile:", "no such MIG profile", "none", "'1g.10gb'"]),
     ({"gpu_class": "a100", "mig_profile": "1g.5gb"}, ["pool.mig_profile:", "7g.80gb", "'1g.5gb'"]),
     ({"gpu_class": "a100", "mig_profile": 3}, ["pool.mig_profile:", "string", "3"]),
-    ({"gpu_class": "l40s", "lane": "vulkan"}, ["pool.lane:", "one of cuda, dri", "'vulkan'"]),
-    ({"gpu_class": "l40s", "lane": "dri"}, ["pool.lane:", "serves only the lanes cuda", "'dri'"]),
-    ({"gpu_class": "dri", "lane": "cuda"}, ["pool.lane:", "serves only the lanes dri", "'cuda'"]),
-    ({"gpu_class": "dri", "gpus": 1}, ["pool.gpus:", "dri lane", "(got 1)"]),
-    ({"gpu_class": "dri", "mig_profile": "1g.10gb"}, ["pool.mig_profile:", "dri lane", "'1g.10gb'"]),
+    ({"gpu_class": "l40s", "gpu_access": "vulkan"}, ["pool.gpu_access:", "one of cuda, dri", "'vulkan'"]),
+    ({"gpu_class": "l40s", "gpu_access": "dri"}, ["pool.gpu_access:", "serves only the gpu_access cuda", "'dri'"]),
+    ({"gpu_class": "dri", "gpu_access": "cuda"}, ["pool.gpu_access:", "serves only the gpu_access dri", "'cuda'"]),
+    ({"gpu_class": "dri", "gpus": 1}, ["pool.gpus:", "gpu_access dri", "(got 1)"]),
+    ({"gpu_class": "dri", "mig_profile": "1g.10gb"}, ["pool.mig_profile:", "gpu_access dri", "'1g.10gb'"]),
     ({"gpu_class": "l40s", "node_selector": ["a=b"]}, ["pool.node_selector:", "mapping", "['a=b']"]),
     ({"gpu_class": "l40s", "node_selector": {"ci": True}}, ["pool.node_selector.ci:", "string", "True"]),
     ({"gpu_class": "l40s", "tolerations": {"key": "a"}}, ["pool.tolerations:", "list", "{'key': 'a'}"]),
@@ -162,8 +162,8 @@ def test_bad_pool(pool, expected):
 
 
 def test_bad_gpu_classes_argument():
-    with pytest.raises(ValidationError, match=r"gpu_classes\.l40s\.lanes\[0\]: unknown lane.*'opengl'"):
-        gpu_pod_patch({"gpu_class": "l40s"}, {"l40s": {"lanes": ["opengl"]}})
+    with pytest.raises(ValidationError, match=r"gpu_classes\.l40s\.gpu_access\[0\]: unknown gpu_access mode.*'opengl'"):
+        gpu_pod_patch({"gpu_class": "l40s"}, {"l40s": {"gpu_access": ["opengl"]}})
 
 
 @pytest.mark.parametrize("runtime_class, expected", [(None, "nvidia"), ("nvidia-cdi", "nvidia-cdi"), ("", None)])
@@ -175,3 +175,22 @@ def test_runtime_class_argument_is_the_cuda_default(runtime_class, expected):
 def test_bad_runtime_class_argument_names_it():
     with pytest.raises(ValidationError, match="^runtime_class: must be a string"):
         gpu_pod_patch({"gpu_class": "l40s"}, runtime_class=5)
+
+
+# `lane`, the deprecated name of gpu_access (removed in 1.0.0), still works.
+@pytest.mark.parametrize("pool", [{"gpu_class": "dri"}, {"gpu_class": "l40s", "gpus": 2}, {"gpu_class": "l40s"}])
+def test_deprecated_lane_is_read_as_gpu_access(pool):
+    mode = "dri" if pool["gpu_class"] == "dri" else "cuda"
+    assert gpu_pod_patch(dict(pool, lane=mode)) == gpu_pod_patch(dict(pool, gpu_access=mode))
+
+
+def test_deprecated_lane_errors_name_the_key_written():
+    with pytest.raises(ValidationError, match=r"^pool\.lane: GPU class l40s serves only the gpu_access cuda"):
+        gpu_pod_patch({"gpu_class": "l40s", "lane": "dri"})
+
+
+def test_lane_and_gpu_access_together_are_refused():
+    with pytest.raises(ValidationError) as error:
+        gpu_pod_patch({"gpu_class": "l40s", "lane": "cuda", "gpu_access": "cuda"})
+    assert str(error.value) == ("pool.lane: is the deprecated name of pool.gpu_access, which is set too; "
+                                "remove lane")

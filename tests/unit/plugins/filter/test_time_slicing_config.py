@@ -32,7 +32,7 @@ def test_one_replica_means_no_sharing():
 
 
 def test_user_class_with_its_own_resource():
-    classes = {"l4": {"product": "NVIDIA-L4", "lanes": ["cuda"], "resource": "nvidia.com/gpu"}}
+    classes = {"l4": {"product": "NVIDIA-L4", "gpu_access": ["cuda"], "resource": "nvidia.com/gpu"}}
     assert parsed({"l4": 8}, classes) == {"l4": shared(8)}
 
 

@@ -4,7 +4,10 @@
 
 import pytest
 
-from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_preflight import arc_runners_preflight
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_preflight import (
+    arc_runners_deprecations,
+    arc_runners_preflight,
+)
 from ansible_collections.gpuci.runners.plugins.module_utils.release_names import (
     ARC_CHART_SCALE_SET_NAME_MAX,
     ARC_SCALE_SET_NAME_MAX,
@@ -142,7 +145,7 @@ def test_gpu_keys_are_checked_by_rendering_the_template():
 
 def test_gpu_classes_of_the_inventory_count():
     assert problems_of(settings(scale_set(gpu_class="l4"))) != []
-    assert problems_of(settings(scale_set(gpu_class="l4")), {"l4": {"product": "NVIDIA-L4", "lanes": ["cuda"]}}) == []
+    assert problems_of(settings(scale_set(gpu_class="l4")), {"l4": {"product": "NVIDIA-L4", "gpu_access": ["cuda"]}}) == []
 
 
 def test_a_nameless_scale_set_is_named_by_its_index():
@@ -164,3 +167,19 @@ def test_credentials_never_appear_in_any_problem():
     assert len(problems) >= 5, problems
     text = "\n".join(problems)
     assert TOKEN not in text and PRIVATE_KEY not in text and "UNIT-SECRET" not in text
+
+
+# `lane`, the deprecated name of gpu_access (removed in 1.0.0).
+def test_deprecated_lane_passes_and_is_named_by_its_inventory_path():
+    value = settings(scale_set(lane="cuda"), scale_set(name="vulkan", gpu_class="dri", lane="dri"))
+    assert problems_of(value) == []
+    assert arc_runners_deprecations(value) == [
+        "arc_runners_scale_sets[name=gpu-a10].lane is deprecated, use arc_runners_scale_sets[name=gpu-a10].gpu_access",
+        "arc_runners_scale_sets[name=vulkan].lane is deprecated, use arc_runners_scale_sets[name=vulkan].gpu_access",
+    ]
+    assert arc_runners_deprecations(settings(scale_set(gpu_access="cuda"))) == []
+
+
+def test_lane_and_gpu_access_together_name_both_paths():
+    refused(settings(scale_set(lane="cuda", gpu_access="cuda")), "arc_runners_scale_sets[name=gpu-a10].lane",
+            "is the deprecated name of arc_runners_scale_sets[name=gpu-a10].gpu_access, which is set too")

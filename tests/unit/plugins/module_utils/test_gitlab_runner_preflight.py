@@ -7,7 +7,10 @@ import pathlib
 
 import pytest
 
-from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_preflight import gitlab_runner_preflight
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_preflight import (
+    gitlab_runner_deprecations,
+    gitlab_runner_preflight,
+)
 from ansible_collections.gpuci.runners.plugins.module_utils.release_names import (
     GITLAB_POOL_NAME_MAX,
     GITLAB_RELEASE_PREFIX,
@@ -184,7 +187,7 @@ def test_gpu_keys_are_checked_by_rendering_config_toml():
 
 def test_gpu_classes_of_the_inventory_count():
     assert problems_of(settings(pool(gpu_class="l4"))) != []
-    assert gitlab_runner_preflight(settings(pool(gpu_class="l4")), {"l4": {"product": "NVIDIA-L4", "lanes": ["cuda"]}}) == []
+    assert gitlab_runner_preflight(settings(pool(gpu_class="l4")), {"l4": {"product": "NVIDIA-L4", "gpu_access": ["cuda"]}}) == []
 
 
 def test_absent_pools_are_not_rendered():
@@ -217,3 +220,26 @@ def test_tokens_never_appear_in_any_problem():
     text = "\n".join(problems)
     for secret in ("GR1348941-UNIT-SECRET", TOKEN, "glrt-UNIT-SECRET-789"):
         assert secret not in text
+
+
+# `lane`, the deprecated name of gpu_access (removed in 1.0.0).
+def test_deprecated_lane_passes_and_is_named_by_its_inventory_path():
+    value = settings(pool(lane="cuda"), pool(name="cpu", gpu_class=None), pool(name="vulkan", gpu_class="dri", lane="dri"))
+    assert problems_of(value) == []
+    assert gitlab_runner_deprecations(value) == [
+        "gitlab_runner_pools[name=l40s].lane is deprecated, use gitlab_runner_pools[name=l40s].gpu_access",
+        "gitlab_runner_pools[name=vulkan].lane is deprecated, use gitlab_runner_pools[name=vulkan].gpu_access",
+    ]
+    nameless = settings({"gpu_class": "dri", "lane": "dri"})
+    assert gitlab_runner_deprecations(nameless) == ["gitlab_runner_pools[0].lane is deprecated, use gitlab_runner_pools[0].gpu_access"]
+    assert gitlab_runner_deprecations(settings(pool(gpu_access="cuda"))) == []
+    assert gitlab_runner_deprecations({"gitlab_runner_pools": "l40s"}) == []
+
+
+def test_lane_and_gpu_access_together_name_both_paths():
+    refused(settings(pool(lane="cuda", gpu_access="cuda")), "gitlab_runner_pools[name=l40s].lane",
+            "is the deprecated name of gitlab_runner_pools[name=l40s].gpu_access, which is set too")
+
+
+def test_deprecated_lane_errors_name_the_key_written():
+    refused(settings(pool(lane="dri")), "gitlab_runner_pools[name=l40s].lane", "serves only the gpu_access cuda")

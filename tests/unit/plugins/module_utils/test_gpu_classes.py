@@ -7,6 +7,7 @@ import pytest
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_classes import (
     builtin_class_names,
     get_class,
+    deprecated_class_keys,
     merged_classes,
     mig_resource,
 )
@@ -34,7 +35,7 @@ def test_builtin_nvidia_class(name, product, memory_mib):
     assert gpu_class["product"] == product
     assert gpu_class["memory_mib"] == memory_mib
     assert gpu_class["resource"] == "nvidia.com/gpu"
-    assert gpu_class["lanes"] == ["cuda"]
+    assert gpu_class["gpu_access"] == ["cuda"]
     assert gpu_class["node_selector"] == {"nvidia.com/gpu.product": product}
     assert gpu_class["tolerations"] == [GPU_TOLERATION]
 
@@ -55,7 +56,7 @@ def test_builtin_mig_profiles(name, profiles):
 
 def test_builtin_dri_class():
     dri = merged_classes()["dri"]
-    assert dri["lanes"] == ["dri"]
+    assert dri["gpu_access"] == ["dri"]
     assert dri["resource"] is None
     assert dri["product"] is None
     assert dri["node_selector"] == {"gpuci.runners/dri": "true"}
@@ -81,13 +82,13 @@ def test_null_unsets_a_key_so_the_default_applies():
 
 
 def test_new_cuda_class_gets_nvidia_defaults():
-    classes = merged_classes({"l4": {"product": "NVIDIA-L4", "lanes": ["cuda"]}})
+    classes = merged_classes({"l4": {"product": "NVIDIA-L4", "gpu_access": ["cuda"]}})
     assert classes["l4"] == {
         "product": "NVIDIA-L4",
         "memory_mib": None,
         "resource": "nvidia.com/gpu",
         "mig_profiles": [],
-        "lanes": ["cuda"],
+        "gpu_access": ["cuda"],
         "node_selector": {"nvidia.com/gpu.product": "NVIDIA-L4"},
         "tolerations": [GPU_TOLERATION],
     }
@@ -95,7 +96,7 @@ def test_new_cuda_class_gets_nvidia_defaults():
 
 
 def test_new_dri_class_uses_its_node_selector():
-    classes = merged_classes({"igpu": {"lanes": ["dri"], "node_selector": {"example.com/igpu": "true"}}})
+    classes = merged_classes({"igpu": {"gpu_access": ["dri"], "node_selector": {"example.com/igpu": "true"}}})
     assert classes["igpu"]["resource"] is None
     assert classes["igpu"]["tolerations"] == []
     assert classes["igpu"]["node_selector"] == {"example.com/igpu": "true"}
@@ -124,10 +125,10 @@ def test_get_class_and_mig_resource():
         ("l40s", ["gpu_classes:", "must be a mapping", "'l40s'"]),
         ({"l40s": ["cuda"]}, ["gpu_classes.l40s:", "must be a mapping", "['cuda']"]),
         ({"l40s": {"vram": 48}}, ["gpu_classes.l40s.vram:", "unknown key"]),
-        ({"l4": {"product": "NVIDIA-L4"}}, ["gpu_classes.l4.lanes:", "is required"]),
-        ({"l40s": {"lanes": []}}, ["gpu_classes.l40s.lanes:", "at least one lane", "[]"]),
-        ({"l40s": {"lanes": ["opengl"]}}, ["gpu_classes.l40s.lanes[0]:", "unknown lane", "'opengl'"]),
-        ({"l40s": {"lanes": "cuda"}}, ["gpu_classes.l40s.lanes:", "list of strings", "'cuda'"]),
+        ({"l4": {"product": "NVIDIA-L4"}}, ["gpu_classes.l4.gpu_access:", "is required"]),
+        ({"l40s": {"gpu_access": []}}, ["gpu_classes.l40s.gpu_access:", "at least one gpu_access mode", "[]"]),
+        ({"l40s": {"gpu_access": ["opengl"]}}, ["gpu_classes.l40s.gpu_access[0]:", "unknown gpu_access mode", "'opengl'"]),
+        ({"l40s": {"gpu_access": "cuda"}}, ["gpu_classes.l40s.gpu_access:", "list of strings", "'cuda'"]),
         ({"l40s": {"product": 40}}, ["gpu_classes.l40s.product:", "non-empty string", "40"]),
         ({"l40s": {"memory_mib": True}}, ["gpu_classes.l40s.memory_mib:", "integer", "True"]),
         ({"l40s": {"memory_mib": 0}}, ["gpu_classes.l40s.memory_mib:", ">= 1", "0"]),
@@ -137,9 +138,9 @@ def test_get_class_and_mig_resource():
         ({"l40s": {"node_selector": "gpu=l40s"}}, ["gpu_classes.l40s.node_selector:", "mapping", "'gpu=l40s'"]),
         ({"l40s": {"tolerations": [{"key": "a", "effect": "Never"}]}},
          ["gpu_classes.l40s.tolerations[0].effect:", "NoSchedule", "'Never'"]),
-        ({"igpu": {"lanes": ["dri"]}}, ["gpu_classes.igpu:", "needs a product or a non-empty node_selector"]),
-        ({"igpu": {"lanes": ["dri"], "node_selector": {}}}, ["gpu_classes.igpu:", "needs a product"]),
-        ({5: {"lanes": ["cuda"]}}, ["gpu_classes:", "class names", "5"]),
+        ({"igpu": {"gpu_access": ["dri"]}}, ["gpu_classes.igpu:", "needs a product or a non-empty node_selector"]),
+        ({"igpu": {"gpu_access": ["dri"], "node_selector": {}}}, ["gpu_classes.igpu:", "needs a product"]),
+        ({5: {"gpu_access": ["cuda"]}}, ["gpu_classes:", "class names", "5"]),
     ],
 )
 def test_bad_gpu_classes(user, expected):
@@ -155,3 +156,31 @@ def test_get_class_unknown(name, expected):
         get_class(merged_classes(), name, "pool.gpu_class")
     assert str(error.value).startswith("pool.gpu_class:")
     assert expected in str(error.value)
+
+
+# `lanes`, the deprecated name of gpu_access (removed in 1.0.0), still works.
+def test_deprecated_lanes_is_read_as_gpu_access():
+    user = {"l40s": {"lanes": ["cuda", "dri"]}, "igpu": {"lanes": ["dri"], "node_selector": {"example.com/igpu": "true"}}}
+    assert merged_classes(user) == merged_classes(
+        {"l40s": {"gpu_access": ["cuda", "dri"]}, "igpu": {"gpu_access": ["dri"], "node_selector": {"example.com/igpu": "true"}}})
+    assert deprecated_class_keys(user) == [
+        "gpu_classes.igpu.lanes is deprecated, use gpu_classes.igpu.gpu_access",
+        "gpu_classes.l40s.lanes is deprecated, use gpu_classes.l40s.gpu_access",
+    ]
+
+
+def test_deprecated_lanes_errors_name_the_key_written():
+    with pytest.raises(ValidationError, match=r"^gpu_classes\.l40s\.lanes\[0\]: unknown gpu_access mode"):
+        merged_classes({"l40s": {"lanes": ["opengl"]}})
+
+
+def test_lanes_and_gpu_access_together_are_refused():
+    with pytest.raises(ValidationError) as error:
+        merged_classes({"l40s": {"lanes": ["cuda"], "gpu_access": ["cuda"]}})
+    assert str(error.value).startswith("gpu_classes.l40s.lanes: ")
+    assert "gpu_classes.l40s.gpu_access" in str(error.value)
+
+
+@pytest.mark.parametrize("user", [None, {}, "l40s", {"l40s": ["cuda"]}, {"l40s": {"gpu_access": ["cuda"]}}])
+def test_no_deprecations_without_lanes(user):
+    assert deprecated_class_keys(user) == []

@@ -11,6 +11,8 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     check_int,
     plain,
     reject_unknown_keys,
+    renamed_key,
+    renamed_key_deprecation,
 )
 
 
@@ -65,3 +67,12 @@ def test_merge_tolerations_keeps_order_and_drops_duplicates():
     a = {"key": "a", "operator": "Exists"}
     b = {"key": "b", "operator": "Exists"}
     assert merge_tolerations([a, b], [b, a, {"key": "c", "operator": "Exists"}]) == [a, b, {"key": "c", "operator": "Exists"}]
+
+
+def test_renamed_key_reads_the_old_name_and_refuses_both():
+    assert renamed_key({"gpu_access": "dri"}, "lane", "gpu_access", "pool") == "gpu_access"
+    assert renamed_key({}, "lane", "gpu_access", "pool") == "gpu_access"
+    assert renamed_key({"lane": "dri"}, "lane", "gpu_access", "pool") == "lane"
+    with pytest.raises(ValidationError, match=r"^p\[name=x\]\.lane: is the deprecated name of p\[name=x\]\.gpu_access"):
+        renamed_key({"lane": "dri", "gpu_access": "dri"}, "lane", "gpu_access", "p[name=x]")
+    assert renamed_key_deprecation("p[name=x]", "lane", "gpu_access") == "p[name=x].lane is deprecated, use p[name=x].gpu_access"
