@@ -63,3 +63,20 @@ def test_role_readmes_are_generated_from_specs():
     proc = subprocess.run([sys.executable, str(REPO / "tools" / "docs" / "role_readme.py"), "--check"],
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("role, variable, entry", [
+    ("gitlab_runner", "gitlab_runner_pools", {"name": "vulkan", "gpu_class": "dri", "token": "glrt-x"}),
+    ("arc_runners", "arc_runners_scale_sets", {"name": "vulkan", "gpu_class": "dri", "github_config_url": "https://github.com/x"}),
+])
+@pytest.mark.parametrize("key", ["gpu_access", "lane"])
+def test_runner_specs_take_gpu_access_and_its_deprecated_name(role, variable, entry, key):
+    """Role argument validation passes inventories with either key (lane and lanes: deprecated until 1.0.0)."""
+    from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+
+    classes_key = "gpu_access" if key == "gpu_access" else "lanes"
+    result = ArgumentSpecValidator(_main_spec(REPO / "roles" / role)).validate(
+        {variable: [dict(entry, **{key: "dri"})], "gpu_classes": {"igpu": {classes_key: ["dri"]}}})
+    assert not result.error_messages
+    refused = ArgumentSpecValidator(_main_spec(REPO / "roles" / role)).validate({variable: [dict(entry, **{key: "vulkan"})]})
+    assert any(key in message and "vulkan" in message for message in refused.error_messages)

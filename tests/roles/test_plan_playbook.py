@@ -18,14 +18,19 @@ REPO = Path(__file__).resolve().parents[2]
 TOKENS = ("glrt-testbed-l40s-placeholder", "glrt-testbed-a100-placeholder", "ghp-testbed-placeholder-not-a-token")
 
 
-def test_plan_shows_the_local_inventory_without_a_cluster(tmp_path):
+def run_plan(plan_dir, *extra):
+    """ansible-playbook plan.yml on inventories/local, writing to plan_dir; returns (rc, output)."""
     env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               GPUCI_KUBECONFIG=str(tmp_path / "no-such-kubeconfig"))
+               GPUCI_KUBECONFIG=str(plan_dir / "no-such-kubeconfig"))
     cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(REPO / "inventories" / "local"),
-           str(REPO / "playbooks" / "plan.yml"), "-e", f"gpuci_plan_dir={tmp_path}"]
+           str(REPO / "playbooks" / "plan.yml"), "-e", f"gpuci_plan_dir={plan_dir}", *extra]
     proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, check=False, timeout=300)
-    output = proc.stdout + proc.stderr
-    assert proc.returncode == 0, output[-4000:]
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def test_plan_shows_the_local_inventory_without_a_cluster(tmp_path):
+    returncode, output = run_plan(tmp_path)
+    assert returncode == 0, output[-4000:]
     assert "release gitlab-runner/gitlab-runner-l40s: chart gitlab-runner 0.86.0 (gitlab_runner)" in output
     assert "secret arc-runners/testbed-dri-github-config (arc_runners; data not shown)" in output
     written = (tmp_path / "testbed.yml").read_text()
@@ -36,3 +41,28 @@ def test_plan_shows_the_local_inventory_without_a_cluster(tmp_path):
     assert {lane["name"] for lane in plan["canary_lanes"]} >= {"l40s-cuda-1gpu", "dri-dri"}
     leaked = [token for token in TOKENS if token in output or token in written]
     assert not leaked, f"credentials in the plan or its output: {leaked}"
+
+
+def test_plan_reads_the_deprecated_keys_and_warns_once_per_key(tmp_path):
+    """lane (pools, scale sets) and lanes (classes) still work until 1.0.0: the same plan, one warning each."""
+    group_vars = REPO / "inventories" / "local" / "group_vars" / "all"
+    pools = yaml.safe_load((group_vars / "gitlab_runner.yml").read_text())["gitlab_runner_pools"]
+    scale_sets = yaml.safe_load((group_vars / "arc_runners.yml").read_text())["arc_runners_scale_sets"]
+    pools[0]["lane"] = "cuda"
+    dri = next(entry for entry in scale_sets if entry.get("gpu_access"))
+    dri["lane"] = dri.pop("gpu_access")
+    old_keys = tmp_path / "old-keys.yml"
+    old_keys.write_text(yaml.safe_dump({"gitlab_runner_pools": pools, "arc_runners_scale_sets": scale_sets,
+                                        "gpu_classes": {"l40s": {"lanes": ["cuda"]}}}))
+    (tmp_path / "new").mkdir()
+    (tmp_path / "old").mkdir()
+    assert run_plan(tmp_path / "new")[0] == 0
+    returncode, output = run_plan(tmp_path / "old", "-e", f"@{old_keys}")
+    assert returncode == 0, output[-4000:]
+    assert (tmp_path / "old" / "testbed.yml").read_text() == (tmp_path / "new" / "testbed.yml").read_text()
+    flat = " ".join(output.split())
+    for old, new in [("gitlab_runner_pools[name=l40s].lane", "gitlab_runner_pools[name=l40s].gpu_access"),
+                     (f"arc_runners_scale_sets[name={dri['name']}].lane", f"arc_runners_scale_sets[name={dri['name']}].gpu_access"),
+                     ("gpu_classes.l40s.lanes", "gpu_classes.l40s.gpu_access")]:
+        message = f"{old} is deprecated, use {new}. This feature will be removed from collection 'gpuci.runners' version 1.0.0."
+        assert flat.count(message) == 1, output[-4000:]
