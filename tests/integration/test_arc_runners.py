@@ -76,7 +76,7 @@ SCALE_SETS = [
     # set's, made earlier in the same run).
     {"name": DRI, "github_config_url": "https://github.com/example-org",
      "github_config_secret": f"{A10}-github-config", "labels": ["vulkan", "webgpu"],
-     "gpu_class": "dri", "lane": "dri", "max_runners": 1},
+     "gpu_class": "dri", "gpu_access": "dri", "max_runners": 1},
 ]
 BASE = {
     "arc_runners_controller_release_name": CONTROLLER_RELEASE,
@@ -129,9 +129,9 @@ BAD_INPUTS = {
     "min above max": (
         with_scale_set(A10, min_runners=3, max_runners=1),
         [f"arc_runners_scale_sets[name={A10}].min_runners: must not exceed max_runners (1) (got 3)"]),
-    "lane the class cannot serve": (
-        with_scale_set(A10, lane="dri", gpus=None),
-        [f"arc_runners_scale_sets[name={A10}].lane", "GPU class a10 serves only the lanes cuda"]),
+    "gpu_access the class cannot serve": (
+        with_scale_set(A10, gpu_access="dri", gpus=None),
+        [f"arc_runners_scale_sets[name={A10}].gpu_access", "GPU class a10 serves only the gpu_access cuda"]),
     "duplicate names": (
         {**CONVERGE, "arc_runners_scale_sets": SCALE_SETS + [SCALE_SETS[0]]},
         [f"arc_runners_scale_sets[name={A10}].name: must be unique: 2 scale sets"]),

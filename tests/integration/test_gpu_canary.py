@@ -43,7 +43,7 @@ POOLS = [
 ]
 SCALE_SETS = [
     {"name": "canary-a10", "gpu_class": "a10", "gpus": 1, "runner_group": "GPUs", "github_token": FAKE_TOKEN, **RC},
-    {"name": "canary-vulkan", "gpu_class": "dri", "lane": "dri", "github_app_private_key": FAKE_KEY},
+    {"name": "canary-vulkan", "gpu_class": "dri", "gpu_access": "dri", "github_app_private_key": FAKE_KEY},
     {"name": "canary-l40s-arc", "gpu_class": "l40s", "container_mode": "kubernetes", **RC},
 ]
 # lane -> (node it must land on, GitLab pools, ARC scale sets)
@@ -145,7 +145,7 @@ def test_canary_pods_carry_the_runner_jobs_patch(converged):
     requests = {"l40s-cuda-1gpu": {"gpu_class": "l40s", "gpus": 1, **RC},
                 "a100-cuda-mig-1g-10gb": {"gpu_class": "a100", "mig_profile": "1g.10gb", **RC},
                 "a10-cuda-1gpu": {"gpu_class": "a10", "gpus": 1, **RC},
-                "dri-dri": {"gpu_class": "dri", "lane": "dri"}}
+                "dri-dri": {"gpu_class": "dri", "gpu_access": "dri"}}
     for lane, request in requests.items():
         spec = pods[lane]["spec"]
         (container,) = spec["containers"]

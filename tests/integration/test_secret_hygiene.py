@@ -46,7 +46,7 @@ EXTRA_VARS = {
          "github_token": GITHUB_TOKEN, "gpu_class": "a10", "max_runners": 1},
         {"name": f"{PREFIX}-dri-app", "github_config_url": "https://github.com/example-org",
          "github_app_id": 123456, "github_app_installation_id": 654321, "github_app_private_key": PRIVATE_KEY,
-         "gpu_class": "dri", "lane": "dri", "max_runners": 1},
+         "gpu_class": "dri", "gpu_access": "dri", "max_runners": 1},
     ],
     "gpu_canary_namespace": NAMESPACES["canary"],
     "gpu_canary_job_timeout": 30,
