@@ -14,14 +14,14 @@ from ansible_collections.gpuci.runners.plugins.module_utils.gpu_classes import d
 from ansible_collections.gpuci.runners.plugins.module_utils.rendering import MissingLibraryError
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError
 
-# The release that drops the deprecated inventory keys (lane, lanes: now gpu_access).
-DEPRECATED_KEYS_REMOVED_IN = "1.0.0"
-
 
 def warn_deprecated(messages):
-    """Show each deprecation message; Ansible shows a message once per run, however many filters find it."""
+    """Show each deprecation message; Ansible shows a message once per run, however many filters find it.
+
+    The messages are of the inventory keys renamed gpu_access (lane, lanes), removed in 1.0.0.
+    """
     for message in messages:
-        Display().deprecated(message, version=DEPRECATED_KEYS_REMOVED_IN, collection_name="gpuci.runners")
+        Display().deprecated(message, version="1.0.0", collection_name="gpuci.runners")
 
 
 def as_filter(filter_name, builder, deprecations=None):
