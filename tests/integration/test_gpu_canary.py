@@ -315,5 +315,3 @@ def test_absent_removes_what_the_canary_made(converged, testbed, playbooks, tmp_
     assert not namespace_exists(testbed, NAMESPACE)
     again = playbooks.run("canary.yml", extra_vars=variables).assert_ok()
     assert again.changed == 0
-
-
