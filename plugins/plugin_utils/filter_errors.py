@@ -12,7 +12,7 @@ from ansible.utils.display import Display
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_classes import deprecated_class_keys
 from ansible_collections.gpuci.runners.plugins.module_utils.rendering import MissingLibraryError
-from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError
+from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError, plain
 
 
 def warn_deprecated(messages):
@@ -36,7 +36,7 @@ def as_filter(filter_name, builder, deprecations=None):
     def run(value, gpu_classes=None, **options):
         warn_deprecated(deprecated_class_keys(gpu_classes) + (deprecations(value) if deprecations else []))
         try:
-            return builder(value, gpu_classes, **options)
+            return builder(plain(value), plain(gpu_classes), **dict((k, plain(v)) for k, v in options.items()))
         except (ValidationError, MissingLibraryError) as error:
             raise AnsibleFilterError("gpuci.runners.%s: %s" % (filter_name, error))
 
@@ -49,7 +49,7 @@ def as_input_filter(filter_name, builder):
     @functools.wraps(builder)
     def run(value):
         try:
-            return builder(value)
+            return builder(plain(value))
         except ValidationError as error:
             raise AnsibleFilterError("gpuci.runners.%s: %s" % (filter_name, error))
 
