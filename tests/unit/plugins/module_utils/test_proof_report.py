@@ -107,8 +107,8 @@ HELM_LIST = [
 ]
 
 
-def report(lanes, jobs=(), pods=(), logs=(), nodes=REAL_NODES, **extra):
-    spec = {"lanes": lanes, "jobs": jobs, "pods": pods, "logs": logs, "nodes": nodes,
+def report(lanes, jobs=(), pods=(), logs=(), nodes=None, **extra):
+    spec = {"lanes": lanes, "jobs": jobs, "pods": pods, "logs": logs, "nodes": REAL_NODES if nodes is None else nodes,
             "checks": ROLE_VARS["_gpu_canary_checks"], "context_pattern": ROLE_VARS["_gpu_canary_context_pattern"],
             "job_prefix": ROLE_VARS["_gpu_canary_job_prefix"], "job_timeout": 600,
             "checked_at": "2026-01-01T00:00:00Z", "now": "2026-01-01T00:11:00Z",
