@@ -27,7 +27,7 @@ def warn_deprecated(messages):
 def as_filter(filter_name, builder, deprecations=None):
     """Wrap ``builder(value, gpu_classes=None, **options)``; errors name the filter, field and value.
 
-    Keyword options (such as ``runtime_class``) go to the builder as they are.
+    Keyword options (such as ``runtime_class``) go to the builder as plain data too.
     Old keys of ``gpu_classes``, and those ``deprecations(value)`` finds (a
     list of messages), are reported as deprecated before the builder runs.
     """
