@@ -1,27 +1,21 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The filter wrappers hand builders plain Python data, whatever container Ansible passes."""
-from collections import UserDict, UserList
-from collections.abc import Mapping
-
 from ansible_collections.gpuci.runners.plugins.plugin_utils.filter_errors import as_filter, as_input_filter
 
 
-class LazyDict(UserDict, Mapping):
-    """Stands for ansible-core's lazy containers: a Mapping that is not a dict."""
+class LazyDict(dict):
+    """Stands for ansible-core's lazy dict, a dict subclass whose deepcopy templates it all again."""
 
 
-class LazyList(UserList):
-    """Stands for ansible-core's lazy list: a sequence that is not a list."""
+class LazyList(list):
+    """Stands for ansible-core's lazy list."""
 
 
 def _kinds(value):
-    """The types of a value and of everything inside it."""
-    if isinstance(value, dict):
-        return {dict} | set().union(*[_kinds(v) for v in value.values()])
-    if isinstance(value, list):
-        return {list} | set().union(*[_kinds(v) for v in value])
-    return {type(value)}
+    """The exact types of a value and of everything inside it."""
+    inside = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+    return {type(value)}.union(*[_kinds(v) for v in inside])
 
 
 def _nested():
@@ -47,4 +41,3 @@ def test_as_input_filter_gives_the_builder_plain_data():
     seen = []
     as_input_filter("probe", seen.append)(_nested())
     assert _kinds(seen[0]) <= {dict, list, str}
-    assert not isinstance(seen[0]["pools"], LazyList)
