@@ -3,8 +3,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The canary's lanes: which distinct GPU requests the runner pools and scale sets make.
 
-Several pools often ask for the same thing (one L40S on the cuda lane); the
-canary proves each distinct request once and remembers which pools and scale
+Several pools often ask for the same thing (one L40S through the device
+plugin, gpu_access cuda); the canary proves each distinct request once and remembers which pools and scale
 sets it serves. Given the cluster's nodes, each lane also says which nodes
 could take its job, so a lane without one fails before any Job is started.
 
@@ -139,7 +139,7 @@ def _gpu_keys(entry):
 
 
 def _lane_key(gpu, request):
-    # The same class, lane and amount is one lane, unless a pool also moves
+    # The same class, gpu_access and amount is one lane, unless a pool also moves
     # the pods elsewhere (its own selector, tolerations or runtime class).
     return repr((
         request.gpu_class,
@@ -164,7 +164,7 @@ def _new_lane(gpu, request):
     return {
         "name": _base_name(request, mig_profile),
         "gpu_class": request.gpu_class,
-        "lane": request.gpu_access,
+        "gpu_access": request.gpu_access,
         "gpus": request.count if request.resource and not mig_profile else None,
         "mig_profile": mig_profile,
         "resource": request.resource,
@@ -270,7 +270,7 @@ def _cordoned(node):
 
 def _advertises(node, resource):
     if not resource:
-        return True  # the dri lane requests nothing; the selector found the host
+        return True  # gpu_access dri requests nothing; the selector found the host
     allocatable = (node.get("status") or {}).get("allocatable") or {}
     return str(allocatable.get(resource, "0")) not in ("0", "")
 

@@ -133,7 +133,7 @@ def judge_lane(lane, context):
     return {
         "name": lane["name"],
         "gpu_class": lane["gpu_class"],
-        "lane": lane["lane"],
+        "gpu_access": lane["gpu_access"],
         "request": lane["request_text"],
         "resource": lane.get("resource"),
         "count": lane["count"],
@@ -304,7 +304,7 @@ def _objects(value, path):
 
 
 def _check_lane(lane, path):
-    for key in ("name", "gpu_class", "lane", "request_text", "check"):
+    for key in ("name", "gpu_class", "gpu_access", "request_text", "check"):
         if not isinstance(lane.get(key), str) or not lane[key]:
             raise ValidationError(child(path, key), "is required (a lane as gpuci.runners.canary_lanes builds it)")
     check_int(lane.get("count"), child(path, "count"), minimum=0)

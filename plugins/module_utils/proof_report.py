@@ -26,7 +26,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     type_name,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 CLUSTER_KEYS = frozenset(("name", "context", "kubernetes_version", "simulated"))
 INPUT_KEYS = VERDICT_KEYS | frozenset(("cluster", "namespace", "helm_list", "generated_at"))
 NOT_COLLECTED = "not collected (gpu_canary_report_charts is false)"

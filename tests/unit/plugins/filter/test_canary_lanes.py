@@ -52,6 +52,7 @@ def test_same_request_is_one_lane_serving_every_pool():
     assert [p["name"] for p in l40s["gitlab_pools"]] == ["l40s", "l40s-big"]
     assert l40s["arc_scale_sets"] == [{"name": "arc-l40s", "runner_group": "GPUs", "labels": [], "container_mode": "none"}]
     assert (l40s["resource"], l40s["count"], l40s["check"], l40s["runtime_class"]) == ("nvidia.com/gpu", 1, "nvidia-smi", "nvidia")
+    assert [lane["gpu_access"] for lane in result.values()] == ["cuda", "cuda", "dri"]
 
 
 def test_mig_and_dri_lanes_say_what_they_request_and_check():
@@ -186,4 +187,5 @@ def test_bad_input_names_the_field(spec, message):
 def test_deprecated_lane_is_the_same_request_as_gpu_access():
     pools = [{"name": "old", "gpu_class": "dri", "lane": "dri"}, {"name": "new", "gpu_class": "dri", "gpu_access": "dri"}]
     (lane,) = canary_lanes({"gitlab_pools": pools})
-    assert (lane["name"], lane["lane"], [p["name"] for p in lane["gitlab_pools"]]) == ("dri-dri", "dri", ["old", "new"])
+    assert (lane["name"], lane["gpu_access"], [p["name"] for p in lane["gitlab_pools"]]) == ("dri-dri", "dri", ["old", "new"])
+    assert "lane" not in lane  # the lane record says gpu_access, whichever name the pool used

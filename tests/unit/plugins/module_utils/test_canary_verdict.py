@@ -17,6 +17,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.gpuci.runners.plugins.filter.canary_verdict import FilterModule
 from ansible_collections.gpuci.runners.plugins.module_utils.canary_lanes import canary_lanes
 from ansible_collections.gpuci.runners.plugins.module_utils.canary_verdict import OUTPUT_LINES, canary_verdict, node_table
+from ansible_collections.gpuci.runners.plugins.module_utils.proof_report import SCHEMA_VERSION
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError
 
 REPO = pathlib.Path(__file__).resolve().parents[4]
@@ -72,7 +73,7 @@ POOLS = [
     {"name": "a100-mig", "gpu_class": "a100", "mig_profile": "1g.10gb", "tags": ["a100"]},
     {"name": "h100", "gpu_class": "h100", "tags": ["h100"]},
 ]
-SCALE_SETS = [{"name": "arc-vulkan", "gpu_class": "dri", "lane": "dri"}]
+SCALE_SETS = [{"name": "arc-vulkan", "gpu_class": "dri", "gpu_access": "dri"}]
 
 
 def lanes_by_name(nodes=None):
@@ -519,7 +520,7 @@ def test_results_fit_the_proof_report_schema():
     jsonschema = pytest.importorskip("jsonschema")
     schema = json.loads((ROLE / "files" / "proof-report.schema.json").read_text())
     model = verdict(*fleet())
-    report = {"schema_version": 1, "generated_at": NOW, "namespace": NAMESPACE, "charts": [], "charts_note": "",
+    report = {"schema_version": SCHEMA_VERSION, "generated_at": NOW, "namespace": NAMESPACE, "charts": [], "charts_note": "",
               "cluster": {"name": "c", "context": "", "kubernetes_version": "v1.34.4", "simulated": True,
                           "simulated_nodes": model["simulated_nodes"]},
               "summary": model["summary"], "nodes": model["nodes"], "lanes": model["lanes"]}
@@ -561,6 +562,20 @@ def test_bad_input_names_the_field(change, message):
     assert message in str(error.value)
 
 
+def test_lane_of_an_older_canary_lanes_is_refused():
+    """Lanes said their access mode under `lane` before it became gpu_access: build them again."""
+    lane = dict(lanes_by_name()["l40s-cuda-1gpu"])
+    lane["lane"] = lane.pop("gpu_access")
+    with pytest.raises(ValidationError, match=r"^verdict\.lanes\[0\]\.gpu_access: is required"):
+        verdict([lane])
+
+
+def test_results_say_how_the_pod_reached_the_gpu():
+    results = {result["name"]: result for result in verdict(*fleet())["lanes"]}
+    assert results["dri-dri"]["gpu_access"] == "dri" and results["l40s-cuda-1gpu"]["gpu_access"] == "cuda"
+    assert all("lane" not in result for result in results.values())
+
+
 def test_lane_without_node_check_is_refused():
     lane = canary_lanes({"gitlab_pools": POOLS[:1]})[0]
     with pytest.raises(ValidationError, match=r"verdict.lanes\[0\].node_check: is required"):
@@ -584,7 +599,7 @@ def render_markdown(model):
     jinja2 = pytest.importorskip("jinja2")
     from ansible.plugins.filter.core import regex_replace
 
-    report = {"schema_version": 1, "generated_at": NOW, "namespace": NAMESPACE, "charts": [], "charts_note": "not collected",
+    report = {"schema_version": SCHEMA_VERSION, "generated_at": NOW, "namespace": NAMESPACE, "charts": [], "charts_note": "not collected",
               "cluster": {"name": "c", "context": "", "kubernetes_version": "v1.34.4",
                           "simulated": bool(model["simulated_nodes"]), "simulated_nodes": model["simulated_nodes"]},
               "summary": model["summary"], "nodes": model["nodes"], "lanes": model["lanes"]}

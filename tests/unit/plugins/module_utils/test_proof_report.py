@@ -65,7 +65,7 @@ CASES = {
 
 def _made_up_cluster():
     pools = [{"name": "l40s", "gpu_class": "l40s"}, {"name": "a100", "gpu_class": "a100", "mig_profile": "1g.10gb"},
-             {"name": "dri", "gpu_class": "dri", "lane": "dri"}]
+             {"name": "dri", "gpu_class": "dri", "gpu_access": "dri"}]
     bases = dict(zip(["l40s", "a100", "dri"],
                      canary_lanes({"gitlab_pools": pools, "nodes": REAL_NODES, "runtime_classes": ["nvidia"]})))
     lanes, jobs, pods, logs = [], [], [], []
@@ -131,6 +131,9 @@ def test_judgement_of_real_nodes_needs_evidence_in_the_log():
         assert results[case]["result"] == result, (case, results[case])
         assert results[case]["reason"].startswith(reason), (case, results[case]["reason"])
         assert results[case]["node"] == node, case
+    assert document["schema_version"] == 2
+    assert {case: results[case]["gpu_access"] for case in ("cuda-proved", "mig-proved", "dri-proved")} == {
+        "cuda-proved": "cuda", "mig-proved": "cuda", "dri-proved": "dri"}
     assert results["cuda-proved"]["evidence"] == [GPU_ROW]
     assert results["mig-proved"]["evidence"] == ["GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-1)",
                                                  "  MIG 1g.10gb     Device  0: (UUID: MIG-2)"]
@@ -143,6 +146,23 @@ def test_judgement_of_real_nodes_needs_evidence_in_the_log():
     # One simulated node makes the cluster's report say so, whatever the inventory claims.
     assert document["cluster"] == {"name": "c", "context": "ctx", "kubernetes_version": "v1.34.4", "simulated": True,
                                    "simulated_nodes": ["fake-l40s"]}
+
+
+def test_schema_refuses_a_version_1_report():
+    """Version 1 said a lane's access mode under `lane`; version 2 says gpu_access, and the schema takes 2 only."""
+    document = report(*_made_up_cluster())
+    old = json.loads(json.dumps(document))
+    old["schema_version"] = 1
+    with pytest.raises(jsonschema.ValidationError):
+        validate(old)
+    old_lane = json.loads(json.dumps(document))
+    old_lane["lanes"][0]["lane"] = old_lane["lanes"][0].pop("gpu_access")
+    with pytest.raises(jsonschema.ValidationError):
+        validate(old_lane)
+    wrong = json.loads(json.dumps(document))
+    wrong["lanes"][0]["gpu_access"] = "vulkan"
+    with pytest.raises(jsonschema.ValidationError):
+        validate(wrong)
 
 
 def test_a_real_cluster_is_simulated_only_when_a_node_or_the_inventory_says_so():
