@@ -66,6 +66,7 @@ def test_a_canary_on_a_real_node_without_gpu_fails_with_its_own_output(
     report = load_report(tmp_path)
     lane = {lane["name"]: lane for lane in report["lanes"]}["h100-cuda-1gpu"]
     assert lane["node"] == REAL_NODE, lane
+    assert (report["schema_version"], lane["gpu_access"]) == (2, "cuda")
     assert lane["node_simulated"] is False
     assert lane["result"] == "failed", lane
     # The pipeline's tee hides nvidia-smi's 127; `test -s` then fails with 1.

@@ -119,10 +119,12 @@ def test_check_mode_changes_nothing(converged):
 def test_every_lane_is_scheduled_only_on_its_class_node(converged):
     converged["first"].assert_ok()
     report = converged["first_report"]
+    assert report["schema_version"] == 2
     lanes = {lane["name"]: lane for lane in report["lanes"]}
     assert set(lanes) == set(EXPECTED)
     for name, (node, pools, scale_sets) in EXPECTED.items():
         lane = lanes[name]
+        assert lane["gpu_access"] == ("dri" if name == "dri-dri" else "cuda") and "lane" not in lane, name
         assert (lane["result"], lane["reason"]) == ("scheduled-only", "simulated node (kwok): containers do not run"), name
         assert lane["node"] == node and lane["node_simulated"], name
         assert lane["evidence"] == [], name  # no container ran, so nothing is quoted as proof
