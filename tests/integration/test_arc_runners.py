@@ -188,6 +188,14 @@ def test_converge_then_nothing_to_change(converged):
     assert second.changed == 0, f"the second run changed something:\n{second.output[-5000:]}"
 
 
+@pytest.mark.parametrize("tag", ["arc_runners_scale_sets", "arc_runners_controller"])
+def test_a_role_tag_alone_still_plans_and_checks(converged, playbooks, tag):
+    """--tags of one part of the role runs the preflight and plan too (the plan used to be undefined)."""
+    converged["second"].assert_ok()
+    run = playbooks.run(PLAYBOOK, extra_vars=CONVERGE, check=True, tags=tag).assert_ok()
+    assert run.changed == 0, run.output[-3000:]
+
+
 def test_runner_sets_carry_our_pod_templates(testbed, converged):
     converged["first"].assert_ok()
     a10 = testbed.get(*ARS, A10, RUNNERS_NAMESPACE)
