@@ -16,6 +16,7 @@ from __future__ import annotations
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     ValidationError,
     child,
+    reject_unknown_keys,
     require_mapping,
     type_name,
 )
@@ -32,9 +33,7 @@ def gitlab_runner_readback(spec, path="readback"):
     and Deployment objects as ``k8s_reads`` returns them).
     """
     require_mapping(spec, path)
-    for key in sorted(spec):
-        if key not in INPUT_KEYS:
-            raise ValidationError(child(path, key), "unknown key; known keys: %s" % ", ".join(sorted(INPUT_KEYS)))
+    reject_unknown_keys(spec, INPUT_KEYS, path)
     releases = _list(spec, "releases", path)
     configmaps = _by_name(_list(spec, "configmaps", path))
     managers = _list(spec, "managers", path)
