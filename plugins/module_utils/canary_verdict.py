@@ -37,6 +37,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     check_str_list,
     child,
     item,
+    object_list,
     plain,
     reject_unknown_keys,
     require_mapping,
@@ -73,14 +74,14 @@ def canary_verdict(spec, path="verdict"):
     """
     require_mapping(spec, path)
     reject_unknown_keys(spec, INPUT_KEYS, path)
-    lanes = _objects(spec.get("lanes"), child(path, "lanes"))
+    lanes = object_list(spec.get("lanes"), child(path, "lanes"))
     for index, lane in enumerate(lanes):
         _check_lane(lane, item(child(path, "lanes"), index))
-    jobs = _objects(spec.get("jobs"), child(path, "jobs"))
-    pods = _objects(spec.get("pods"), child(path, "pods"))
-    logs = _objects(spec.get("logs"), child(path, "logs"))
-    events = _objects(spec.get("events"), child(path, "events"))
-    nodes = _objects(spec.get("nodes"), child(path, "nodes"))
+    jobs = object_list(spec.get("jobs"), child(path, "jobs"))
+    pods = object_list(spec.get("pods"), child(path, "pods"))
+    logs = object_list(spec.get("logs"), child(path, "logs"))
+    events = object_list(spec.get("events"), child(path, "events"))
+    nodes = object_list(spec.get("nodes"), child(path, "nodes"))
     checks = _checks(spec.get("checks"), lanes, path)
     context_pattern = _pattern(spec.get("context_pattern") or "", child(path, "context_pattern"))
     job_prefix = _str(spec, "job_prefix", path, default="")
@@ -290,17 +291,6 @@ def _status(obj):
 
 def _first(values):
     return next(iter(values), {})
-
-
-def _objects(value, path):
-    """A list of mappings (Kubernetes objects, loop results), as plain copies."""
-    if value is None:
-        return []
-    if not isinstance(value, (list, tuple)):
-        raise ValidationError(path, "must be a list, not %s" % type_name(value))
-    for index, entry in enumerate(value):
-        require_mapping(entry, item(path, index))
-    return plain(list(value))
 
 
 def _check_lane(lane, path):

@@ -14,11 +14,10 @@ needs its manager. All problems are returned at once; ``[]`` means verified.
 from __future__ import annotations
 
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
-    ValidationError,
     child,
+    object_list,
     reject_unknown_keys,
     require_mapping,
-    type_name,
 )
 
 CONFIG_KEY = "config.template.toml"
@@ -34,9 +33,9 @@ def gitlab_runner_readback(spec, path="readback"):
     """
     require_mapping(spec, path)
     reject_unknown_keys(spec, INPUT_KEYS, path)
-    releases = _list(spec, "releases", path)
-    configmaps = _by_name(_list(spec, "configmaps", path))
-    managers = _list(spec, "managers", path)
+    releases = object_list(spec.get("releases"), child(path, "releases"))
+    configmaps = _by_name(object_list(spec.get("configmaps"), child(path, "configmaps")))
+    managers = object_list(spec.get("managers"), child(path, "managers"))
     problems = []
     for release in releases:
         where = "%s/%s" % (release["namespace"], release["name"])
@@ -51,15 +50,6 @@ def gitlab_runner_readback(spec, path="readback"):
             ", ".join(release["name"] for release in releases) or "none",
             ", ".join(sorted(_meta(m).get("name", "?") for m in managers)) or "none"))
     return problems
-
-
-def _list(spec, key, path):
-    value = spec.get(key)
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise ValidationError(child(path, key), "must be a list, not %s" % type_name(value))
-    return value
 
 
 def _meta(obj):

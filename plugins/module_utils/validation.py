@@ -224,6 +224,17 @@ def problem(path, reason, *value):
     return str(ValidationError(path, reason, *value))
 
 
+def object_list(value, path):
+    """``value`` (None: []) as a list of mappings (Kubernetes objects, loop results), as plain copies."""
+    if value is None:
+        return []
+    if not isinstance(value, (list, tuple)):
+        raise ValidationError(path, "must be a list, not %s" % type_name(value))
+    for index, entry in enumerate(value):
+        require_mapping(entry, item(path, index))
+    return plain(list(value))
+
+
 def mapping_list(settings, key):
     """``settings[key]`` (missing: []) as a list of mappings; raises naming ``key[index]`` otherwise."""
     entries = settings.get(key) or []
