@@ -34,9 +34,11 @@ def as_filter(filter_name, builder, deprecations=None):
 
     @functools.wraps(builder)
     def run(value, gpu_classes=None, **options):
+        # Converted once: the deprecation scan and the builder read the same plain data.
+        value, gpu_classes = plain(value), plain(gpu_classes)
         warn_deprecated(deprecated_class_keys(gpu_classes) + (deprecations(value) if deprecations else []))
         try:
-            return builder(plain(value), plain(gpu_classes), **dict((k, plain(v)) for k, v in options.items()))
+            return builder(value, gpu_classes, **dict((k, plain(v)) for k, v in options.items()))
         except (ValidationError, MissingLibraryError) as error:
             raise AnsibleFilterError("gpuci.runners.%s: %s" % (filter_name, error))
 
