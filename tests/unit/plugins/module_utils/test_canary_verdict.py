@@ -516,14 +516,19 @@ def test_a_simulated_mark_anywhere_wins_over_the_lane_own_check():
 
 # -- the report contract ----------------------------------------------------------------------------------------
 
+def report_document(model, charts_note=""):
+    """The proof report around a verdict, with the fixed cluster fields these tests use."""
+    return {"schema_version": SCHEMA_VERSION, "generated_at": NOW, "namespace": NAMESPACE, "charts": [],
+            "charts_note": charts_note,
+            "cluster": {"name": "c", "context": "", "kubernetes_version": "v1.34.4",
+                        "simulated": bool(model["simulated_nodes"]), "simulated_nodes": model["simulated_nodes"]},
+            "summary": model["summary"], "nodes": model["nodes"], "lanes": model["lanes"]}
+
+
 def test_results_fit_the_proof_report_schema():
     jsonschema = pytest.importorskip("jsonschema")
     schema = json.loads((ROLE / "files" / "proof-report.schema.json").read_text())
-    model = verdict(*fleet())
-    report = {"schema_version": SCHEMA_VERSION, "generated_at": NOW, "namespace": NAMESPACE, "charts": [], "charts_note": "",
-              "cluster": {"name": "c", "context": "", "kubernetes_version": "v1.34.4", "simulated": True,
-                          "simulated_nodes": model["simulated_nodes"]},
-              "summary": model["summary"], "nodes": model["nodes"], "lanes": model["lanes"]}
+    report = report_document(verdict(*fleet()))
     jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker()).validate(report)
     lying = copy.deepcopy(report)
     simulated = next(lane for lane in lying["lanes"] if lane["node_simulated"])
@@ -599,10 +604,7 @@ def render_markdown(model):
     jinja2 = pytest.importorskip("jinja2")
     from ansible.plugins.filter.core import regex_replace
 
-    report = {"schema_version": SCHEMA_VERSION, "generated_at": NOW, "namespace": NAMESPACE, "charts": [], "charts_note": "not collected",
-              "cluster": {"name": "c", "context": "", "kubernetes_version": "v1.34.4",
-                          "simulated": bool(model["simulated_nodes"]), "simulated_nodes": model["simulated_nodes"]},
-              "summary": model["summary"], "nodes": model["nodes"], "lanes": model["lanes"]}
+    report = report_document(model, charts_note="not collected")
     env = jinja2.Environment(trim_blocks=True, undefined=jinja2.StrictUndefined)
     env.filters["regex_replace"] = regex_replace
     template = env.from_string((ROLE / "templates" / "proof-report.md.j2").read_text())
