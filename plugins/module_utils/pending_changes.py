@@ -1,0 +1,157 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""What a converge would still change, decided from the role's one read of the cluster.
+
+A rerun that changes nothing should cost one read, not one module run per
+object kind and release (each about 0.45 CPU-s of Python start and client
+import, measured by ``make bench``). Each cluster role reads, in its one
+``k8s_reads`` run, the objects it applies, the Helm release records of its
+releases and the Deployments it waits for; this says what of its plan the
+cluster does not hold yet. When nothing is pending the role skips its apply
+tasks and verifies from that same read.
+
+Conservative by construction: whatever cannot be compared counts as pending,
+so a wrong answer costs only the apply the role would have run anyway.
+
+- An object is in place when the live object holds every field the desired
+  one sets (the merge semantics of ``kubernetes.core.k8s`` ``state: present``:
+  fields it does not set are the server's). A Secret's ``stringData`` is
+  compared with the live ``data`` it becomes.
+- A release is in place when ``helm_releases.decide`` (the module's own rule)
+  says unchanged, from Helm's release record: the storage Secret of its
+  latest revision (chart, status and user values).
+- A Deployment is in place when its ``Available`` condition is True.
+
+Only names leave this module: the objects compared may be Secrets.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import gzip
+import json
+
+from ansible_collections.gpuci.runners.plugins.module_utils.helm_releases import decide
+from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
+    child,
+    object_list,
+    reject_unknown_keys,
+    require_mapping,
+)
+
+INPUT_KEYS = frozenset(("objects", "found", "releases", "release_records", "awaited", "removals"))
+# Helm's storage Secrets (driver "secret", Helm's default): type and payload key.
+RELEASE_SECRET_TYPE = "helm.sh/release.v1"
+RELEASE_KEY = "release"
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def pending_changes(spec, path="pending_changes"):
+    """``{objects, releases, unavailable, removals, settled}``: what is pending, by name, and whether nothing is.
+
+    ``spec`` holds ``objects`` (desired Kubernetes objects), ``found`` (live
+    objects as ``k8s_reads`` returns them), ``releases`` (``helm_releases``
+    entries), ``release_records`` (Helm's storage Secrets of those releases),
+    ``awaited`` (live Deployments that must be Available) and ``removals``
+    (what else the role would remove, already named). Every key is optional.
+    """
+    require_mapping(spec, path)
+    reject_unknown_keys(spec, INPUT_KEYS, path)
+    found = _index(object_list(spec.get("found"), child(path, "found")))
+    objects = [_describe(obj) for obj in object_list(spec.get("objects"), child(path, "objects"))
+               if not in_place(obj, found.get(_key(obj)))]
+    records = release_records(object_list(spec.get("release_records"), child(path, "release_records")))
+    releases = []
+    for release in object_list(spec.get("releases"), child(path, "releases")):
+        deployed, values = records.get((release["namespace"], release["name"]), (None, None))
+        action = decide(dict(release, state=release.get("state", "present")), deployed, values)
+        if action not in ("unchanged", "absent"):
+            releases.append("%s/%s (%s)" % (release["namespace"], release["name"], action))
+    unavailable = [_describe(d) for d in object_list(spec.get("awaited"), child(path, "awaited")) if not available(d)]
+    removals = [str(name) for name in spec.get("removals") or []]
+    return {"objects": objects, "releases": releases, "unavailable": unavailable, "removals": removals,
+            "settled": not (objects or releases or unavailable or removals)}
+
+
+def in_place(desired, live):
+    """True when ``live`` holds every field ``desired`` sets (a Secret's stringData as its data)."""
+    if live is None:
+        return False
+    desired = dict(desired)
+    string_data = desired.pop("stringData", None)
+    if string_data:
+        encoded = dict((k, base64.b64encode(str(v).encode("utf-8")).decode("ascii")) for k, v in string_data.items())
+        desired["data"] = dict(desired.get("data") or {}, **encoded)
+    return _holds(live, desired)
+
+
+def _holds(live, desired):
+    if isinstance(desired, dict):
+        return isinstance(live, dict) and all(k in live and _holds(live[k], v) for k, v in desired.items())
+    if isinstance(desired, list):
+        # A list is replaced whole by a merge patch: same length, item by item.
+        return isinstance(live, list) and len(live) == len(desired) and all(map(_holds, live, desired))
+    return live == desired and type(live) is type(desired)
+
+
+def available(deployment):
+    conditions = (deployment.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Available" and c.get("status") == "True" for c in conditions)
+
+
+def release_records(secrets):
+    """``{(namespace, name): (record, user values)}`` of each release's latest revision, as ``helm list -a`` shows it.
+
+    ``record`` has the ``status`` and ``chart`` (``<name>-<version>``) that
+    ``helm_releases.decide`` reads. A Secret that is not Helm's, or that
+    cannot be decoded, is skipped: its release then counts as pending.
+    """
+    latest = {}
+    for secret in secrets:
+        release = _decode(secret)
+        if release is None:
+            continue
+        key = (release.get("namespace"), release.get("name"))
+        if key not in latest or release.get("version", 0) > latest[key].get("version", 0):
+            latest[key] = release
+    return dict((key, _record(release)) for key, release in latest.items())
+
+
+def _decode(secret):
+    """Helm's release from its storage Secret: base64 (the API's) of base64 (Helm's) of gzipped JSON."""
+    if secret.get("type") != RELEASE_SECRET_TYPE:
+        return None
+    try:
+        payload = base64.b64decode(base64.b64decode((secret.get("data") or {})[RELEASE_KEY]))
+        if payload[:2] == _GZIP_MAGIC:
+            payload = gzip.decompress(payload)
+        release = json.loads(payload)
+    except (KeyError, TypeError, ValueError, binascii.Error, OSError):
+        return None
+    return release if isinstance(release, dict) else None
+
+
+def _record(release):
+    metadata = ((release.get("chart") or {}).get("metadata") or {})
+    record = {"status": (release.get("info") or {}).get("status", ""),
+              "chart": "%s-%s" % (metadata.get("name", ""), metadata.get("version", ""))}
+    return record, release.get("config") or {}
+
+
+def _key(obj):
+    metadata = obj.get("metadata") or {}
+    group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+    return group, obj.get("kind"), metadata.get("namespace") or "", metadata.get("name")
+
+
+def _index(objects):
+    return dict((_key(obj), obj) for obj in objects)
+
+
+def _describe(obj):
+    metadata = obj.get("metadata") or {}
+    where = "%s/%s" % (metadata["namespace"], metadata.get("name")) if metadata.get("namespace") else metadata.get("name")
+    return "%s %s" % (obj.get("kind"), where)
+

@@ -1,0 +1,162 @@
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""pending_changes: a plan against one read of the cluster (objects, Helm release records, Deployments)."""
+import base64
+import gzip
+import json
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpuci.runners.plugins.filter.pending_changes import FilterModule
+from ansible_collections.gpuci.runners.plugins.module_utils.pending_changes import (
+    in_place,
+    pending_changes,
+    release_records,
+)
+
+ROLE = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+        "metadata": {"name": "l40s", "namespace": "ci", "labels": {"app": "gpuci"}},
+        "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "create"]}]}
+SECRET = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "l40s-token", "namespace": "ci"},
+          "stringData": {"runner-token": "glrt-abc"}}
+RELEASE = {"name": "l40s", "namespace": "ci", "chart": "gitlab-runner", "chart_version": "0.86.0",
+           "values": {"replicas": 1, "runners": {"config": "concurrent = 4\n"}}}
+
+
+def live(obj, **extra):
+    """The object as the API server returns it: the server's own fields added."""
+    answer = json.loads(json.dumps(obj))
+    answer["metadata"].update(uid="1", resourceVersion="7", creationTimestamp="2026-11-25T00:00:00Z")
+    answer.update(extra)
+    return answer
+
+
+def live_secret(token):
+    return live({"apiVersion": "v1", "kind": "Secret", "metadata": dict(SECRET["metadata"]), "type": "Opaque",
+                 "data": {"runner-token": base64.b64encode(token.encode()).decode()}})
+
+
+def storage_secret(release, version=1, status="deployed", values=None, chart_version=None, gzipped=True):
+    """Helm's storage Secret of one revision, encoded as Helm does: JSON, gzip, base64; the API adds base64."""
+    document = {"name": release["name"], "namespace": release["namespace"], "version": version,
+                "info": {"status": status},
+                "chart": {"metadata": {"name": release["chart"], "version": chart_version or release["chart_version"]}},
+                "config": release["values"] if values is None else values}
+    payload = json.dumps(document).encode()
+    helm_encoded = base64.b64encode(gzip.compress(payload) if gzipped else payload)
+    return {"apiVersion": "v1", "kind": "Secret", "type": "helm.sh/release.v1",
+            "metadata": {"name": "sh.helm.release.v1.%s.v%d" % (release["name"], version),
+                         "namespace": release["namespace"], "labels": {"owner": "helm", "status": status}},
+            "data": {"release": base64.b64encode(helm_encoded).decode()}}
+
+
+def deployment(name, available="True"):
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": "ci"},
+            "status": {"conditions": [{"type": "Progressing", "status": "True"},
+                                      {"type": "Available", "status": available}]}}
+
+
+def test_everything_in_place_is_settled():
+    result = pending_changes({"objects": [ROLE, SECRET], "found": [live(ROLE), live_secret("glrt-abc")],
+                              "releases": [RELEASE], "release_records": [storage_secret(RELEASE)],
+                              "awaited": [deployment("l40s")], "removals": []})
+    assert result == {"objects": [], "releases": [], "unavailable": [], "removals": [], "settled": True}
+
+
+def test_an_empty_plan_is_settled():
+    assert pending_changes({})["settled"] is True
+
+
+def test_missing_and_changed_objects_are_named():
+    changed_rules = dict(ROLE, rules=[{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}])
+    result = pending_changes({"objects": [ROLE, SECRET], "found": [live(changed_rules)]})
+    assert result["objects"] == ["Role ci/l40s", "Secret ci/l40s-token"]
+    assert result["settled"] is False
+
+
+def test_a_secret_with_another_token_is_pending_and_its_token_never_shown():
+    result = pending_changes({"objects": [SECRET], "found": [live_secret("glrt-old")]})
+    assert result["objects"] == ["Secret ci/l40s-token"]
+    assert "glrt" not in json.dumps(result)
+
+
+def test_server_fields_and_extra_labels_do_not_count():
+    found = live(ROLE)
+    found["metadata"]["labels"]["added-by-someone"] = "x"
+    found["metadata"]["managedFields"] = [{"manager": "kubectl"}]
+    assert in_place(ROLE, found)
+
+
+def test_a_list_item_more_or_less_counts():
+    found = live(ROLE)
+    found["rules"].append({"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]})
+    assert not in_place(ROLE, found)
+
+
+def test_values_of_another_type_count():
+    desired = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "ci"}, "data": {"n": "1"}}
+    assert not in_place(desired, live(dict(desired, data={"n": 1})))
+    assert not in_place(desired, None)
+
+
+def test_objects_of_another_group_do_not_match():
+    other = live(dict(ROLE, apiVersion="example.com/v1"))
+    assert pending_changes({"objects": [ROLE], "found": [other]})["objects"] == ["Role ci/l40s"]
+
+
+@pytest.mark.parametrize("record, action", [
+    (None, "install"),
+    (storage_secret(RELEASE, values={"replicas": 2, "runners": {"config": "concurrent = 4\n"}}), "upgrade"),
+    (storage_secret(RELEASE, chart_version="0.85.0"), "upgrade"),
+    (storage_secret(RELEASE, status="failed"), "upgrade"),
+    (storage_secret(RELEASE, status="pending-upgrade"), "upgrade"),
+])
+def test_releases_helm_would_change_are_named_with_the_action(record, action):
+    result = pending_changes({"releases": [RELEASE], "release_records": [record] if record else []})
+    assert result["releases"] == ["ci/l40s (%s)" % action]
+
+
+def test_the_latest_revision_decides():
+    old = storage_secret(RELEASE, version=1, status="superseded", values={"replicas": 9})
+    assert pending_changes({"releases": [RELEASE], "release_records": [storage_secret(RELEASE, version=2), old]})[
+        "settled"]
+    newest_failed = storage_secret(RELEASE, version=3, status="failed")
+    assert pending_changes({"releases": [RELEASE],
+                            "release_records": [old, storage_secret(RELEASE, version=2), newest_failed]})[
+        "releases"] == ["ci/l40s (upgrade)"]
+
+
+def test_a_release_to_remove_is_pending_only_while_it_exists():
+    absent = dict(RELEASE, state="absent")
+    assert pending_changes({"releases": [absent]})["settled"]
+    assert pending_changes({"releases": [absent], "release_records": [storage_secret(RELEASE)]})[
+        "releases"] == ["ci/l40s (uninstall)"]
+
+
+def test_uncompressed_records_are_read_and_undecodable_ones_skipped():
+    assert release_records([storage_secret(RELEASE, gzipped=False)])[("ci", "l40s")][0] == {
+        "status": "deployed", "chart": "gitlab-runner-0.86.0"}
+    broken = dict(storage_secret(RELEASE), data={"release": "not base64!"})
+    other_type = dict(storage_secret(RELEASE), type="Opaque")
+    assert release_records([broken, other_type]) == {}
+
+
+def test_deployments_that_are_not_available_are_named():
+    result = pending_changes({"awaited": [deployment("l40s"), deployment("cpu", available="False"),
+                                          {"kind": "Deployment", "metadata": {"name": "new", "namespace": "ci"}}]})
+    assert result["unavailable"] == ["Deployment ci/cpu", "Deployment ci/new"]
+    assert not result["settled"]
+
+
+def test_removals_keep_it_unsettled():
+    assert pending_changes({"removals": ["pool old"]}) == {
+        "objects": [], "releases": [], "unavailable": [], "removals": ["pool old"], "settled": False}
+
+
+def test_the_filter_refuses_unknown_keys_and_bad_lists():
+    run = FilterModule().filters()["pending_changes"]
+    with pytest.raises(AnsibleFilterError, match=r"pending_changes\.objekts: unknown key"):
+        run({"objekts": []})
+    with pytest.raises(AnsibleFilterError, match=r"pending_changes\.found: must be a list"):
+        run({"found": {}})
