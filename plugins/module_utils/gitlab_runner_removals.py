@@ -10,6 +10,8 @@ no longer names are still found. Given the plan's pools and those accounts:
 - ``names``: pools to remove: every pool with ``gitlab_runner_state: absent``;
   otherwise the pools marked absent plus, with ``gitlab_runner_prune``, the
   found pools the inventory no longer declares;
+- ``existing``: of those, the pools the cluster still holds (their manager
+  ServiceAccount was found): what a rerun still has to remove;
 - ``releases``: their Helm releases as ``helm_releases`` takes them (state
   absent), where they were found, else where this inventory would put them;
 - ``kept_namespaces``: namespaces still in use: those present pools need and
@@ -57,7 +59,7 @@ def gitlab_runner_removals(value):
     fleet_labels = dict(value.get("labels") or {})
     owned = [meta["name"] for meta in value.get("namespaces") or []
              if fleet_labels and labels_match(meta.get("labels") or {}, fleet_labels)]
-    return {"names": doomed, "releases": releases, "kept_namespaces": kept,
+    return {"names": doomed, "existing": [name for name in doomed if name in found], "releases": releases, "kept_namespaces": kept,
             "unused_namespaces": sorted(set(owned) - set(kept))}
 
 

@@ -41,26 +41,31 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     require_mapping,
 )
 
-INPUT_KEYS = frozenset(("objects", "found", "releases", "release_records", "awaited", "removals"))
+INPUT_KEYS = frozenset(("namespaces", "objects", "found", "releases", "release_records", "awaited", "steps"))
 # Helm's storage Secrets (driver "secret", Helm's default): type and payload key.
 RELEASE_SECRET_TYPE = "helm.sh/release.v1"
 RELEASE_KEY = "release"
 _GZIP_MAGIC = b"\x1f\x8b"
+_EMPTY = ({}, [], "", None)
 
 
 def pending_changes(spec, path="pending_changes"):
-    """``{objects, releases, unavailable, removals, settled}``: what is pending, by name, and whether nothing is.
+    """``{objects, releases, unavailable, steps, settled}``: what is pending, by name, and whether nothing is.
 
-    ``spec`` holds ``objects`` (desired Kubernetes objects), ``found`` (live
-    objects as ``k8s_reads`` returns them), ``releases`` (``helm_releases``
+    ``spec`` holds ``namespaces`` (names that must exist), ``objects``
+    (desired Kubernetes objects), ``found`` (live objects, namespaces
+    included, as ``k8s_reads`` returns them), ``releases`` (``helm_releases``
     entries), ``release_records`` (Helm's storage Secrets of those releases),
-    ``awaited`` (live Deployments that must be Available) and ``removals``
-    (what else the role would remove, already named). Every key is optional.
+    ``awaited`` (live Deployments that must be Available) and ``steps`` (what
+    else the role must do this run, already named: removals, calls to another
+    API). Every key is optional.
     """
     require_mapping(spec, path)
     reject_unknown_keys(spec, INPUT_KEYS, path)
     found = _index(object_list(spec.get("found"), child(path, "found")))
-    objects = [_describe(obj) for obj in object_list(spec.get("objects"), child(path, "objects"))
+    namespaces = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": str(name)}}
+                  for name in spec.get("namespaces") or []]
+    objects = [_describe(obj) for obj in namespaces + object_list(spec.get("objects"), child(path, "objects"))
                if not in_place(obj, found.get(_key(obj)))]
     records = release_records(object_list(spec.get("release_records"), child(path, "release_records")))
     releases = []
@@ -70,9 +75,9 @@ def pending_changes(spec, path="pending_changes"):
         if action not in ("unchanged", "absent"):
             releases.append("%s/%s (%s)" % (release["namespace"], release["name"], action))
     unavailable = [_describe(d) for d in object_list(spec.get("awaited"), child(path, "awaited")) if not available(d)]
-    removals = [str(name) for name in spec.get("removals") or []]
-    return {"objects": objects, "releases": releases, "unavailable": unavailable, "removals": removals,
-            "settled": not (objects or releases or unavailable or removals)}
+    steps = [str(step) for step in spec.get("steps") or []]
+    return {"objects": objects, "releases": releases, "unavailable": unavailable, "steps": steps,
+            "settled": not (objects or releases or unavailable or steps)}
 
 
 def in_place(desired, live):
@@ -89,7 +94,9 @@ def in_place(desired, live):
 
 def _holds(live, desired):
     if isinstance(desired, dict):
-        return isinstance(live, dict) and all(k in live and _holds(live[k], v) for k, v in desired.items())
+        # The API server omits empty fields (omitempty): an empty value asked for is a missing one.
+        return isinstance(live, dict) and all(_holds(live[k], v) if k in live else v in _EMPTY
+                                              for k, v in desired.items())
     if isinstance(desired, list):
         # A list is replaced whole by a merge patch: same length, item by item.
         return isinstance(live, list) and len(live) == len(desired) and all(map(_holds, live, desired))

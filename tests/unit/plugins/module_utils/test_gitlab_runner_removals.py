@@ -26,6 +26,7 @@ def test_prune_removes_undeclared_and_absent_pools_where_they_were_found():
     result = removals([pool("keep"), pool("old", "absent")],
                       [found("keep"), found("old"), found("forgotten", "elsewhere", "forgotten-jobs")])
     assert result["names"] == ["old", "forgotten"]
+    assert result["existing"] == ["old", "forgotten"]
     assert result["releases"] == [
         {"name": "gitlab-runner-old", "namespace": "gitlab-runner", "state": "absent", "timeout": 120},
         {"name": "gitlab-runner-forgotten", "namespace": "elsewhere", "state": "absent", "timeout": 120}]
@@ -41,6 +42,7 @@ def test_without_prune_undeclared_pools_survive_with_their_namespaces():
 
 def test_absent_pool_never_installed_is_uninstalled_in_the_role_namespace():
     result = removals([pool("never", "absent")], [])
+    assert result["names"] == ["never"] and result["existing"] == []  # nothing left for a rerun to remove
     assert result["releases"] == [{"name": "gitlab-runner-never", "namespace": "gitlab-runner", "state": "absent",
                                    "timeout": 120}]
 

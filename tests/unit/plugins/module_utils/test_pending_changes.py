@@ -20,6 +20,7 @@ ROLE = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
         "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "create"]}]}
 SECRET = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "l40s-token", "namespace": "ci"},
           "stringData": {"runner-token": "glrt-abc"}}
+NAMESPACE = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ci"}}
 RELEASE = {"name": "l40s", "namespace": "ci", "chart": "gitlab-runner", "chart_version": "0.86.0",
            "values": {"replicas": 1, "runners": {"config": "concurrent = 4\n"}}}
 
@@ -58,10 +59,11 @@ def deployment(name, available="True"):
 
 
 def test_everything_in_place_is_settled():
-    result = pending_changes({"objects": [ROLE, SECRET], "found": [live(ROLE), live_secret("glrt-abc")],
+    result = pending_changes({"namespaces": ["ci"], "objects": [ROLE, SECRET],
+                              "found": [live(NAMESPACE), live(ROLE), live_secret("glrt-abc")],
                               "releases": [RELEASE], "release_records": [storage_secret(RELEASE)],
-                              "awaited": [deployment("l40s")], "removals": []})
-    assert result == {"objects": [], "releases": [], "unavailable": [], "removals": [], "settled": True}
+                              "awaited": [deployment("l40s")], "steps": []})
+    assert result == {"objects": [], "releases": [], "unavailable": [], "steps": [], "settled": True}
 
 
 def test_an_empty_plan_is_settled():
@@ -86,6 +88,13 @@ def test_server_fields_and_extra_labels_do_not_count():
     found["metadata"]["labels"]["added-by-someone"] = "x"
     found["metadata"]["managedFields"] = [{"manager": "kubectl"}]
     assert in_place(ROLE, found)
+
+
+def test_empty_fields_the_server_omits_count_as_in_place():
+    desired = dict(SECRET, metadata=dict(SECRET["metadata"], annotations={}))
+    assert in_place(desired, live_secret("glrt-abc"))
+    assert not in_place(dict(desired, metadata=dict(SECRET["metadata"], annotations={"a": "b"})),
+                        live_secret("glrt-abc"))
 
 
 def test_a_list_item_more_or_less_counts():
@@ -149,9 +158,14 @@ def test_deployments_that_are_not_available_are_named():
     assert not result["settled"]
 
 
-def test_removals_keep_it_unsettled():
-    assert pending_changes({"removals": ["pool old"]}) == {
-        "objects": [], "releases": [], "unavailable": [], "removals": ["pool old"], "settled": False}
+def test_other_steps_keep_it_unsettled():
+    assert pending_changes({"steps": ["remove pool old"]}) == {
+        "objects": [], "releases": [], "unavailable": [], "steps": ["remove pool old"], "settled": False}
+
+
+def test_missing_namespaces_are_pending():
+    result = pending_changes({"namespaces": ["ci", "jobs"], "found": [live(NAMESPACE)]})
+    assert result["objects"] == ["Namespace jobs"]
 
 
 def test_the_filter_refuses_unknown_keys_and_bad_lists():
