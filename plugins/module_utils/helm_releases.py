@@ -279,8 +279,18 @@ def apply_releases(helm: Helm, releases: list[dict], check_mode: bool, workers: 
             helm.upgrade(release, chart_file, values_file, dry_run=check_mode)
             return None
 
-        for (release, _action, _record), answer in zip(to_run, _concurrently(run, to_run, workers)):
-            outcome[id(release)] = answer
+        # Wave by wave (a release's `wave`, 0 unless set): a later wave may
+        # need what an earlier one installs, such as a controller's CRDs.
+        # After a failed wave the later ones are not run, and fail.
+        for wave in sorted({_wave(r) for r, _a, _rec in to_run}):
+            batch = [item for item in to_run if _wave(item[0]) == wave]
+            if any(isinstance(outcome.get(id(r)), HelmError) for r, _a, _rec in to_run if _wave(r) < wave):
+                for release, _action, _record in batch:
+                    outcome[id(release)] = HelmError(f"{release['namespace']}/{release['name']}: not run, "
+                                                     f"a release of an earlier wave failed")
+                continue
+            for (release, _action, _record), answer in zip(batch, _concurrently(run, batch, workers)):
+                outcome[id(release)] = answer
     results, diffs = [], []
     for release, action, record, values in decisions:
         failed = outcome.get(id(release))
@@ -292,6 +302,10 @@ def apply_releases(helm: Helm, releases: list[dict], check_mode: bool, workers: 
         if changed:
             diffs.append(diff_of(release, record, values, action))
     return {"changed": any(r["changed"] for r in results), "releases": results, "diff": diffs, "errors": errors}
+
+
+def _wave(release: dict) -> int:
+    return release.get("wave") or 0
 
 
 def _chart_key(release: dict) -> tuple:

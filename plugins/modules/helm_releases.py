@@ -85,6 +85,13 @@ options:
         description: Let helm create the namespace.
         type: bool
         default: false
+      wave:
+        description:
+          - Releases run wave by wave, lowest first, each wave's concurrently. A release that needs what
+            another installs (a controller chart's CRDs) goes in a later wave. After a wave with a failed
+            release the later waves are not run, and their releases are reported failed.
+        type: int
+        default: 0
   max_workers:
     description:
       - How many helm commands run at once. Helm mostly waits for the API
@@ -182,6 +189,7 @@ _RELEASE_OPTIONS = dict(
     atomic=dict(type="bool", default=True),
     timeout=dict(type="int", default=300),
     create_namespace=dict(type="bool", default=False),
+    wave=dict(type="int", default=0),
 )
 
 

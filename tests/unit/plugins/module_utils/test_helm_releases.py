@@ -163,6 +163,22 @@ def test_one_failed_release_is_named_and_the_others_still_apply():
     assert "rolled back" in error
 
 
+def test_a_later_wave_runs_after_the_earlier_one_has_finished():
+    helm = RecordedHelm()
+    result = apply(helm, [release("scale-set", wave=1), release("controller"), release("pool")])
+    upgraded = [args[2] for args in helm.verbs("upgrade")]
+    assert upgraded[-1] == "scale-set" and sorted(upgraded[:2]) == ["controller", "pool"]
+    assert all(r["changed"] for r in result["releases"])
+
+
+def test_after_a_failed_wave_the_later_waves_are_not_run_and_fail():
+    helm = RecordedHelm(fail={"controller"})
+    result = apply(helm, [release("scale-set", wave=1), release("controller")])
+    assert [args[2] for args in helm.verbs("upgrade")] == ["controller"]
+    assert [(r["name"], r["failed"]) for r in result["releases"]] == [("scale-set", True), ("controller", True)]
+    assert "gitlab-runner/scale-set: not run, a release of an earlier wave failed" in result["errors"]
+
+
 def test_helm_4_rolls_back_with_its_own_flag():
     helm = RecordedHelm(version="v4.0.1")
     apply(helm, [release()])
