@@ -161,4 +161,3 @@ def _describe(obj):
     metadata = obj.get("metadata") or {}
     where = "%s/%s" % (metadata["namespace"], metadata.get("name")) if metadata.get("namespace") else metadata.get("name")
     return "%s %s" % (obj.get("kind"), where)
-
