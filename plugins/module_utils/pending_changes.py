@@ -50,7 +50,7 @@ _EMPTY = ({}, [], "", None)
 
 
 def pending_changes(spec, path="pending_changes"):
-    """``{objects, releases, unavailable, steps, settled}``: what is pending, by name, and whether nothing is.
+    """``{objects, releases, unavailable, steps, settled, summary}``: what is pending, by name, and whether nothing is.
 
     ``spec`` holds ``namespaces`` (names that must exist), ``objects``
     (desired Kubernetes objects), ``found`` (live objects, namespaces
@@ -76,8 +76,11 @@ def pending_changes(spec, path="pending_changes"):
             releases.append("%s/%s (%s)" % (release["namespace"], release["name"], action))
     unavailable = [_describe(d) for d in object_list(spec.get("awaited"), child(path, "awaited")) if not available(d)]
     steps = [str(step) for step in spec.get("steps") or []]
+    pending = objects + releases + ["%s (not Available)" % name for name in unavailable] + steps
     return {"objects": objects, "releases": releases, "unavailable": unavailable, "steps": steps,
-            "settled": not (objects or releases or unavailable or steps)}
+            "settled": not pending,
+            "summary": "To change: %s" % ", ".join(pending) if pending else
+            "Nothing to change: the plan is in place (verified from the read)"}
 
 
 def in_place(desired, live):

@@ -63,7 +63,8 @@ def test_everything_in_place_is_settled():
                               "found": [live(NAMESPACE), live(ROLE), live_secret("glrt-abc")],
                               "releases": [RELEASE], "release_records": [storage_secret(RELEASE)],
                               "awaited": [deployment("l40s")], "steps": []})
-    assert result == {"objects": [], "releases": [], "unavailable": [], "steps": [], "settled": True}
+    assert result == {"objects": [], "releases": [], "unavailable": [], "steps": [], "settled": True,
+                      "summary": "Nothing to change: the plan is in place (verified from the read)"}
 
 
 def test_an_empty_plan_is_settled():
@@ -156,11 +157,13 @@ def test_deployments_that_are_not_available_are_named():
                                           {"kind": "Deployment", "metadata": {"name": "new", "namespace": "ci"}}]})
     assert result["unavailable"] == ["Deployment ci/cpu", "Deployment ci/new"]
     assert not result["settled"]
+    assert result["summary"] == "To change: Deployment ci/cpu (not Available), Deployment ci/new (not Available)"
 
 
 def test_other_steps_keep_it_unsettled():
     assert pending_changes({"steps": ["remove pool old"]}) == {
-        "objects": [], "releases": [], "unavailable": [], "steps": ["remove pool old"], "settled": False}
+        "objects": [], "releases": [], "unavailable": [], "steps": ["remove pool old"], "settled": False,
+        "summary": "To change: remove pool old"}
 
 
 def test_missing_namespaces_are_pending():
