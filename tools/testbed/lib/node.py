@@ -42,6 +42,7 @@ GITLAB_STANDIN_PORT = 18880
 # its --root-dir (k8s.io/kubelet's DevicePluginPath): the one thing the real
 # node writes outside the state folder besides its bridge; `down` removes it.
 DEVICE_PLUGIN_DIR = Path("/var/lib/kubelet/device-plugins")
+DEVICE_CHECKPOINT = DEVICE_PLUGIN_DIR / "kubelet_internal_checkpoint"
 # CAP_SYS_RESOURCE is capability 24; without it in the bounding set runc needs
 # the test-harness wrapper (runc_wrapper.py).
 CAP_SYS_RESOURCE_BIT = 24
@@ -204,6 +205,11 @@ def prepare(layout: Layout) -> dict[str, Path]:
     kubeconfig.chmod(0o600)
     if not DEVICE_PLUGIN_DIR.parent.exists():
         (layout.node_dir / "made-var-lib-kubelet").touch()  # so `down` knows the folder is ours
+    # The kubelet keeps its device allocations in a checkpoint in that fixed
+    # folder. One left by an earlier real node (GPU mode's device plugin)
+    # makes this kubelet refuse every pod requesting nvidia.com/gpu
+    # ("cannot allocate unregistered device"), even one advertised by hand.
+    DEVICE_CHECKPOINT.unlink(missing_ok=True)
     create_bridge(layout)
     return bins
 
@@ -365,4 +371,5 @@ def clean_up(layout: Layout) -> None:
     remove_cgroups()
     if (layout.node_dir / "made-var-lib-kubelet").exists():
         shutil.rmtree(DEVICE_PLUGIN_DIR.parent, ignore_errors=True)
+    DEVICE_CHECKPOINT.unlink(missing_ok=True)  # this node's allocations end with it
     shutil.rmtree(layout.node_dir, ignore_errors=True)
