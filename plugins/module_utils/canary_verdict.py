@@ -122,9 +122,11 @@ def judge_lane(lane, context):
     log_lines = log.get("log_lines")
     lines = [str(line) for line in log_lines] if isinstance(log_lines, list) else None
 
+    refusal = _refusal(pod, node, container)
     result, reason = _verdict(lane, job, pod, node, simulated, finish, container, log, lines, patterns, check,
-                              context["job_timeout"], _last_warning(context["events"], pod))
-    if gpus_simulated and finish and not simulated:
+                              context["job_timeout"], _last_warning(context["events"], pod), refusal)
+    # Simulated GPUs excuse a container that ran; a refused pod ran none, so its refusal stands.
+    if gpus_simulated and finish and not simulated and not refusal:
         result, reason = "scheduled-only", SIMULATED_GPU_REASON % _ended(finish, container)
     quoted = patterns + ([context["context_pattern"]] if context["context_pattern"] else [])
     evidence = [line for line in lines or [] if any(re.search(p, line) for p in quoted)]
@@ -156,7 +158,7 @@ def judge_lane(lane, context):
 
 
 def _verdict(lane, job, pod, node, simulated, finish, container, log, lines, patterns, check, job_timeout,
-             warning):
+             warning, refusal):
     """(result, reason), checked in the order of trust."""
     if not lane["node_check"]["ok"]:
         return "failed", lane["node_check"]["reason"]
@@ -168,6 +170,8 @@ def _verdict(lane, job, pod, node, simulated, finish, container, log, lines, pat
         return "failed", "no schedulable node: %s" % (scheduling.get("message") or "the pod was not scheduled")
     if simulated:
         return "scheduled-only", SIMULATED_REASON
+    if refusal:
+        return "failed", refusal
     if not finish:
         state = container.get("state") or {}
         waiting = (state.get("waiting") or {}).get("reason") or _status(pod).get("phase") or "unknown"
@@ -182,6 +186,20 @@ def _verdict(lane, job, pod, node, simulated, finish, container, log, lines, pat
     if missing:
         return "failed", "no GPU evidence in the log (no line matches %s)" % ", ".join(missing)
     return "proved", check["proof"]
+
+
+def _refusal(pod, node, container):
+    """Why the node refused the pod, quoting the pod's reason and message; "" when it did not.
+
+    A pod the kubelet refuses at admission (UnexpectedAdmissionError, OutOfnvidia.com/gpu) ends Failed with
+    the why in its status.reason and status.message, and no container ever ran: there is no exit code to report.
+    """
+    status = _status(pod)
+    if status.get("phase") != "Failed" or not status.get("reason") or (container.get("state") or {}).get("terminated"):
+        return ""
+    message = " ".join(str(status.get("message") or "").split())
+    return "node %s refused the canary pod (no container ran): %s" % (
+        node, ": ".join(text for text in (str(status["reason"]), message) if text))
 
 
 def _last_warning(events, pod):

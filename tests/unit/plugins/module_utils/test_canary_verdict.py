@@ -353,6 +353,58 @@ def test_failed_job_without_container_status_has_exit_code_none():
     assert result["evidence"] == []
 
 
+ADMISSION_MESSAGE = "Allocate failed due to cannot allocate unregistered device nvidia.com/gpu, which is unexpected"
+
+
+def refused(job_name, node_name, reason="UnexpectedAdmissionError", message=ADMISSION_MESSAGE):
+    """A pod the kubelet refused at admission: Failed with its reason and message, and no container status."""
+    the_pod = pod(job_name, node_name, "Failed", None)
+    the_pod["status"].update(reason=reason, message=message, startTime="2026-03-02T10:00:07Z")
+    return the_pod
+
+
+# The Job may not count the failed pod yet when the pods are read: the refusal is the why either way.
+@pytest.mark.parametrize("outcome", ["failed", "running"])
+def test_pod_refused_at_admission_quotes_its_reason_and_message(outcome):
+    lane = lanes_by_name()["l40s-cuda-1gpu"]
+    name = PREFIX + lane["name"]
+    (result,) = verdict([lane], [job(name, outcome)], [refused(name, "real-l40s")])["lanes"]
+    assert (result["result"], result["node"]) == ("failed", "real-l40s")
+    assert result["reason"] == ("node real-l40s refused the canary pod (no container ran): UnexpectedAdmissionError: "
+                                + ADMISSION_MESSAGE)
+    assert result["evidence"] == []  # no container, no output
+
+
+def test_pod_refused_without_a_message_still_names_the_reason():
+    lane = lanes_by_name()["l40s-cuda-1gpu"]
+    name = PREFIX + lane["name"]
+    (result,) = verdict([lane], [job(name, "failed")], [refused(name, "real-l40s", "OutOfnvidia.com/gpu", "")])["lanes"]
+    assert result["reason"] == "node real-l40s refused the canary pod (no container ran): OutOfnvidia.com/gpu"
+
+
+def test_simulated_gpus_do_not_excuse_a_refused_pod():
+    # The testbed's node refused nvidia.com/gpu pods for a stale device checkpoint: no container ran there.
+    nodes = [SIMULATED_GPU_NODE]
+    lane = lanes_by_name(nodes)["l40s-cuda-1gpu"]
+    name = PREFIX + lane["name"]
+    (result,) = verdict([lane], [job(name, "failed")], [refused(name, "kind-worker")], nodes=nodes)["lanes"]
+    assert result["result"] == "failed"
+    assert result["reason"].startswith("node kind-worker refused the canary pod (no container ran): "
+                                       "UnexpectedAdmissionError: Allocate failed")
+
+
+def test_ordinary_container_failure_still_reports_its_exit_code():
+    lane = lanes_by_name()["l40s-cuda-1gpu"]
+    name = PREFIX + lane["name"]
+    # A pod reason alongside a container that ran (an eviction, say) is no refusal: the exit code is the why.
+    evicted = refused(name, "real-l40s", "Evicted", "The node was low on resource: memory.")
+    evicted["status"]["containerStatuses"] = [{"name": "canary", "state": terminated(137)}]
+    for the_pod, code in [(pod(name, "real-l40s", "Failed", terminated(127)), 127), (evicted, 137)]:
+        (result,) = verdict([lane], [job(name, "failed")], [the_pod], [log_read(the_pod, NOT_FOUND + "\n")])["lanes"]
+        assert (result["result"], result["reason"]) == ("failed", "canary checks failed (exit code %d)" % code)
+        assert result["evidence"] == [NOT_FOUND]
+
+
 def test_unreadable_log_is_scheduled_only():
     result, r = one_lane("l40s-cuda-1gpu", "no-log", "real-l40s", "succeeded", "Succeeded", terminated(0),
                          log=RuntimeError("Failed to get log: the server could not find the requested resource"))
