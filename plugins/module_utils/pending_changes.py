@@ -23,7 +23,17 @@ so a wrong answer costs only the apply the role would have run anyway.
   latest revision (chart, status and user values).
 - A Deployment is in place when its ``Available`` condition is True.
 
-Only names leave this module: the objects compared may be Secrets.
+Besides the names, ``apply`` is what the role's one ``kubernetes.core.k8s``
+call must apply, in order: the namespaces that do not exist yet (with the
+role's labels: a namespace that exists is used as it is), then the objects
+not in place. ``create_only`` objects are applied only when missing (the
+RuntimeClass, which the GPU Operator owns once it runs). In check mode
+objects inside a namespace that does not exist yet are left out: the API
+server refuses even a dry-run create there, and the namespace's creation is
+reported already.
+
+Only names go to the console: ``apply`` may hold Secrets, so the task that
+computes this is ``no_log``.
 """
 
 from __future__ import annotations
@@ -41,7 +51,8 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     require_mapping,
 )
 
-INPUT_KEYS = frozenset(("namespaces", "objects", "found", "releases", "release_records", "awaited", "steps"))
+INPUT_KEYS = frozenset(("namespaces", "namespace_labels", "objects", "create_only", "found", "releases",
+                        "release_records", "awaited", "steps", "check_mode"))
 # Helm's storage Secrets (driver "secret", Helm's default): type and payload key.
 RELEASE_SECRET_TYPE = "helm.sh/release.v1"
 RELEASE_KEY = "release"
@@ -50,23 +61,32 @@ _EMPTY = ({}, [], "", None)
 
 
 def pending_changes(spec, path="pending_changes"):
-    """``{objects, releases, unavailable, steps, settled, summary}``: what is pending, by name, and whether nothing is.
+    """``{objects, releases, unavailable, steps, settled, summary, apply}``: what is pending, and what to apply.
 
-    ``spec`` holds ``namespaces`` (names that must exist), ``objects``
-    (desired Kubernetes objects), ``found`` (live objects, namespaces
-    included, as ``k8s_reads`` returns them), ``releases`` (``helm_releases``
-    entries), ``release_records`` (Helm's storage Secrets of those releases),
-    ``awaited`` (live Deployments that must be Available) and ``steps`` (what
+    ``spec`` holds ``namespaces`` (names that must exist),
+    ``namespace_labels`` (the labels of those the role creates), ``objects``
+    (desired Kubernetes objects), ``create_only`` (objects made only when
+    missing), ``found`` (live objects, namespaces included, as ``k8s_reads``
+    returns them), ``releases`` (``helm_releases`` entries),
+    ``release_records`` (Helm's storage Secrets of those releases),
+    ``awaited`` (live Deployments that must be Available), ``steps`` (what
     else the role must do this run, already named: removals, calls to another
-    API). Every key is optional.
+    API) and ``check_mode``. Every key is optional.
     """
     require_mapping(spec, path)
     reject_unknown_keys(spec, INPUT_KEYS, path)
     found = _index(object_list(spec.get("found"), child(path, "found")))
-    namespaces = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": str(name)}}
-                  for name in spec.get("namespaces") or []]
-    objects = [_describe(obj) for obj in namespaces + object_list(spec.get("objects"), child(path, "objects"))
+    labels = spec.get("namespace_labels") or {}
+    namespaces = [{"apiVersion": "v1", "kind": "Namespace",
+                   "metadata": dict({"name": str(name)}, **({"labels": dict(labels)} if labels else {}))}
+                  for name in spec.get("namespaces") or [] if _key(_namespace(name)) not in found]
+    objects = [obj for obj in object_list(spec.get("objects"), child(path, "objects"))
                if not in_place(obj, found.get(_key(obj)))]
+    objects += [obj for obj in object_list(spec.get("create_only"), child(path, "create_only")) if _key(obj) not in found]
+    missing = set(obj["metadata"]["name"] for obj in namespaces)
+    apply = namespaces + [obj for obj in objects
+                          if not (spec.get("check_mode") and (obj.get("metadata") or {}).get("namespace") in missing)]
+    names = [_describe(obj) for obj in namespaces + objects]
     records = release_records(object_list(spec.get("release_records"), child(path, "release_records")))
     releases = []
     for release in object_list(spec.get("releases"), child(path, "releases")):
@@ -76,11 +96,15 @@ def pending_changes(spec, path="pending_changes"):
             releases.append("%s/%s (%s)" % (release["namespace"], release["name"], action))
     unavailable = [_describe(d) for d in object_list(spec.get("awaited"), child(path, "awaited")) if not available(d)]
     steps = [str(step) for step in spec.get("steps") or []]
-    pending = objects + releases + ["%s (not Available)" % name for name in unavailable] + steps
-    return {"objects": objects, "releases": releases, "unavailable": unavailable, "steps": steps,
-            "settled": not pending,
+    pending = names + releases + ["%s (not Available)" % name for name in unavailable] + steps
+    return {"objects": names, "releases": releases, "unavailable": unavailable, "steps": steps,
+            "settled": not pending, "apply": apply,
             "summary": "To change: %s" % ", ".join(pending) if pending else
             "Nothing to change: the plan is in place (verified from the read)"}
+
+
+def _namespace(name):
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": str(name)}}
 
 
 def in_place(desired, live):

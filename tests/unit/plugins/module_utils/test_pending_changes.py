@@ -63,7 +63,7 @@ def test_everything_in_place_is_settled():
                               "found": [live(NAMESPACE), live(ROLE), live_secret("glrt-abc")],
                               "releases": [RELEASE], "release_records": [storage_secret(RELEASE)],
                               "awaited": [deployment("l40s")], "steps": []})
-    assert result == {"objects": [], "releases": [], "unavailable": [], "steps": [], "settled": True,
+    assert result == {"objects": [], "releases": [], "unavailable": [], "steps": [], "settled": True, "apply": [],
                       "summary": "Nothing to change: the plan is in place (verified from the read)"}
 
 
@@ -81,7 +81,9 @@ def test_missing_and_changed_objects_are_named():
 def test_a_secret_with_another_token_is_pending_and_its_token_never_shown():
     result = pending_changes({"objects": [SECRET], "found": [live_secret("glrt-old")]})
     assert result["objects"] == ["Secret ci/l40s-token"]
-    assert "glrt" not in json.dumps(result)
+    # The Secret goes to the (no_log) apply; every name and the summary are free of its token.
+    assert result["apply"] == [SECRET]
+    assert "glrt" not in json.dumps(dict(result, apply=None))
 
 
 def test_server_fields_and_extra_labels_do_not_count():
@@ -163,12 +165,48 @@ def test_deployments_that_are_not_available_are_named():
 def test_other_steps_keep_it_unsettled():
     assert pending_changes({"steps": ["remove pool old"]}) == {
         "objects": [], "releases": [], "unavailable": [], "steps": ["remove pool old"], "settled": False,
-        "summary": "To change: remove pool old"}
+        "apply": [], "summary": "To change: remove pool old"}
 
 
 def test_missing_namespaces_are_pending():
     result = pending_changes({"namespaces": ["ci", "jobs"], "found": [live(NAMESPACE)]})
     assert result["objects"] == ["Namespace jobs"]
+
+
+def test_apply_holds_missing_namespaces_first_with_the_role_labels_then_the_objects_not_in_place():
+    labels = {"app.kubernetes.io/part-of": "gpuci-runners"}
+    changed_role = dict(ROLE, rules=[])
+    result = pending_changes({"namespaces": ["ci", "jobs"], "namespace_labels": labels,
+                              "objects": [SECRET, changed_role], "found": [live(NAMESPACE), live(ROLE)]})
+    assert result["apply"] == [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "jobs", "labels": labels}},
+        SECRET, changed_role]
+    # An existing namespace is used as it is: never relabelled.
+    assert all(obj["metadata"]["name"] != "ci" for obj in result["apply"])
+
+
+def test_nothing_in_place_is_applied_again():
+    result = pending_changes({"namespaces": ["ci"], "objects": [ROLE], "found": [live(NAMESPACE), live(ROLE)]})
+    assert result["apply"] == [] and result["settled"]
+
+
+def test_check_mode_leaves_out_objects_inside_a_namespace_not_made_yet():
+    in_ci = dict(ROLE)
+    elsewhere = dict(ROLE, metadata=dict(ROLE["metadata"], namespace="other"))
+    result = pending_changes({"namespaces": ["ci"], "objects": [in_ci, elsewhere], "check_mode": True})
+    assert [obj["kind"] + " " + obj["metadata"].get("namespace", "-") for obj in result["apply"]] == \
+        ["Namespace -", "Role other"]
+    # Both still count as pending: the report says what a real run would do.
+    assert result["objects"] == ["Namespace ci", "Role ci/l40s", "Role other/l40s"]
+
+
+def test_create_only_objects_are_made_when_missing_and_never_compared():
+    runtime_class = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "nvidia"},
+                     "handler": "nvidia"}
+    operators = live(dict(runtime_class, handler="nvidia-cdi"))
+    assert pending_changes({"create_only": [runtime_class], "found": [operators]})["apply"] == []
+    missing = pending_changes({"create_only": [runtime_class]})
+    assert missing["apply"] == [runtime_class] and missing["objects"] == ["RuntimeClass nvidia"]
 
 
 def test_the_filter_refuses_unknown_keys_and_bad_lists():
