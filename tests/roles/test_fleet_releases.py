@@ -11,6 +11,7 @@ role's finish.yml. A role whose fact or file the playbook does not name
 would have its changes silently left out of a converge.
 """
 import pathlib
+import re
 
 import pytest
 import yaml
@@ -43,7 +44,7 @@ def test_site_applies_every_roles_objects_then_releases_in_one_step_each_then_fi
     play = fleet_play()
     assert play["vars"]["gpuci_fleet_apply"] is True
     assert [entry["role"] for entry in play["roles"]] == ["gpuci.runners.%s" % role for role in CLUSTER_ROLES]
-    object_step, release_step, *finishes = play["tasks"]
+    object_step, release_step, readback_step, *finishes = play["tasks"]
     joined = object_step["vars"]["_gpuci_fleet_objects"]
     # In the roles' order: a namespace two roles would create goes as the first asked (fleet_objects).
     assert [joined.index("__%s_objects" % role) for role in CLUSTER_ROLES] == \
@@ -62,3 +63,25 @@ def test_gitlab_restarts_managers_from_whichever_step_applied_the_token_secrets(
     assert alone_objects["register"] == "__gpuci_objects_applied"
     restart = load("roles/gitlab_runner/tasks/finish.yml")[0]
     assert "__gpuci_objects_applied" in restart["vars"]["_gitlab_runner_applied"]
+
+
+def test_site_reads_back_every_roles_reads_once_and_the_roles_do_not_read_again():
+    readback_step = fleet_play()["tasks"][2]
+    collected = readback_step["vars"]["_gpuci_fleet_readback"]
+    assert all("_%s_readback_reads" % role in collected for role in CLUSTER_ROLES)
+    assert readback_step["register"] == "__gpuci_readback"
+    for role in CLUSTER_ROLES:
+        (own_read,) = [t for t in load("roles/%s/tasks/verify.yml" % role)
+                       if (t.get("gpuci.runners.k8s_reads") or {}).get("reads") == "{{ _%s_readback_reads }}" % role]
+        assert "not gpuci_fleet_apply | default(false)" in own_read["when"]
+        verified = load("roles/%s/vars/main.yml" % role)["_%s_verified_reads" % role]
+        assert "__gpuci_readback if gpuci_fleet_apply" in verified
+
+
+def test_the_read_back_keys_are_unique_across_the_roles():
+    """One k8s_reads run answers them all in site.yml, keyed by each read's key."""
+    keys = []
+    for role in CLUSTER_ROLES:
+        reads = load("roles/%s/vars/main.yml" % role)["_%s_readback_reads" % role]
+        keys += re.findall(r"'key': '(\w+)'", reads)
+    assert len(keys) >= 5 and len(keys) == len(set(keys))
