@@ -38,7 +38,9 @@ import copy
 
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runner_template import arc_runner_template
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_preflight import CREDENTIAL_KEYS, SCALE_SETS
+from ansible_collections.gpuci.runners.plugins.module_utils.chart_source import check_chart_source
 from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import ownership_labels
+from ansible_collections.gpuci.runners.plugins.module_utils.pending_changes import release_record_selectors
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import mapping_list, named_item, require_mapping
 
 CONTROLLER_CHART = "gha-runner-scale-set-controller"
@@ -68,6 +70,8 @@ def arc_runners_plan(settings, gpu_classes=None):
     role_present = settings.get("arc_runners_state", "present") == "present"
     wanted = controller_wanted(settings, scale_sets)
     present = [(index, s) for index, s in enumerate(scale_sets) if role_present and s["state"] == "present"]
+    if role_present and (wanted or present):
+        check_chart_source("arc_runners", settings)
     account = settings.get("arc_runners_controller_service_account") or {
         "name": controller_fullname(settings["arc_runners_controller_release_name"]),
         "namespace": settings["arc_runners_controller_namespace"]}
@@ -118,6 +122,9 @@ def arc_runners_plan(settings, gpu_classes=None):
         "removed": removed,
         "removals": removals,
         "scale_set_label": SCALE_SET_LABEL,
+        # Every scale set, the removed ones too: their releases are pending while they exist.
+        "release_record_selectors": release_record_selectors(
+            [settings["arc_runners_controller_release_name"]] + [s["name"] for s in scale_sets]),
         "by_scale_set": by_scale_set,
         "chart_paths": {"controller": chart_path(settings, CONTROLLER_CHART),
                         "scale_set": chart_path(settings, SCALE_SET_CHART)},

@@ -31,8 +31,10 @@ from __future__ import annotations
 
 import copy
 
+from ansible_collections.gpuci.runners.plugins.module_utils.chart_source import check_chart_source
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_config import deep_merge, gitlab_runner_config
 from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import ownership_labels
+from ansible_collections.gpuci.runners.plugins.module_utils.pending_changes import release_record_selectors
 from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import GITLAB_SECRET_KEYS
 from ansible_collections.gpuci.runners.plugins.module_utils.release_names import GITLAB_RELEASE_PREFIX
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import mapping_list, named_item, require_mapping
@@ -83,6 +85,8 @@ def gitlab_runner_plan(settings, gpu_classes=None):
     labels = fleet_labels(settings["gitlab_runner_fleet"])
     pools = [_with_defaults(pool, settings) for pool in mapping_list(settings, POOLS)]
     present = [pool for pool in pools if pool["state"] == "present"]
+    if present:
+        check_chart_source("gitlab_runner", settings)
     runtime_class = settings.get("gitlab_runner_runtime_class")
     releases = [_release(pool, gitlab_runner_config(pool, gpu_classes, named_item(POOLS, pool, index), runtime_class),
                          labels, settings)
@@ -97,6 +101,7 @@ def gitlab_runner_plan(settings, gpu_classes=None):
                      "namespace": settings["gitlab_runner_namespace"], "labels": _pool_labels(labels, pool)}
                     for pool in present],
         "release_selector": "release in (%s)" % ",".join(release["name"] for release in releases),
+        "release_record_selectors": release_record_selectors(release["name"] for release in releases),
         "pool_label": POOL_LABEL,
         "created_annotation": CREATED_IN_ANNOTATION,
     }

@@ -20,15 +20,22 @@ From the role's variables (under their own names) it returns:
 - ``node_labels``: the device plugin's config label and the marker that says
   the role set it;
 - ``deployment``, ``cluster_policy``: the chart's fixed names;
-- ``problems``: ``gpu_operator_values`` keys that would silently override a
-  dedicated variable, each naming both; ``warnings``: keys upstream removed.
+- ``problems``: settings the role cannot act on, each naming the variables
+  at fault: ``gpu_operator_values`` keys that would silently override a
+  dedicated variable, a version for a component the operator does not
+  install, MIG pools without the ``mixed`` strategy, time-slicing for a
+  class no pool uses (the runner roles' pools and scale sets come in
+  ``gpu_operator_runner_pools``, each source a list or a dict keyed by
+  name); ``warnings``: keys upstream removed.
 """
 
 from __future__ import annotations
 
+from ansible_collections.gpuci.runners.plugins.module_utils.chart_source import check_chart_source
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_config import deep_merge
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_pod_patch import gpu_pod_patch
 from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import label_selectors, ownership_labels
+from ansible_collections.gpuci.runners.plugins.module_utils.pending_changes import release_record_selectors
 from ansible_collections.gpuci.runners.plugins.module_utils.time_slicing_config import (
     DEFAULT_CONFIG,
     DEFAULT_RESOURCE,
@@ -96,6 +103,8 @@ REMOVED_VALUES = (
 def gpu_operator_plan(settings, gpu_classes=None):
     """See the module docstring. ``settings``: the role's gpu_operator_* variables."""
     require_mapping(settings, "gpu_operator_plan")
+    if settings.get("gpu_operator_state", "present") == "present":
+        check_chart_source("gpu_operator", settings)
     release_name = settings["gpu_operator_release_name"]
     labels = ownership_labels({"app.kubernetes.io/component": CHART, "app.kubernetes.io/instance": release_name})
     slicing = _time_slicing(settings, gpu_classes)
@@ -120,11 +129,50 @@ def gpu_operator_plan(settings, gpu_classes=None):
         "node_labels": {"config": DEVICE_PLUGIN_LABEL, "marker": NODE_MARKER_LABEL},
         "deployment": DEPLOYMENT,
         "cluster_policy": CLUSTER_POLICY,
+        "release_record_selectors": release_record_selectors([release_name]),
         "problems": ["gpu_operator_values.%s.%s would override %s; set %s instead." % (section, key, variable, variable)
-                     for section, key, variable in OWNED_VALUES if key in (user_values.get(section) or {})],
+                     for section, key, variable in OWNED_VALUES if key in (user_values.get(section) or {})]
+        + _component_problems(settings) + _pool_problems(settings, slicing["classes"]),
         "warnings": ["gpu_operator_values.%s.%s is %s; the chart ignores it." % (section, key, note)
                      for section, key, note in REMOVED_VALUES if key in (user_values.get(section) or {})],
     }
+
+
+def _component_problems(settings):
+    """A version for a component the operator does not install would be silently ignored."""
+    return ["%s_version is set while %s_enabled is false: the operator does not install the %s, so the version "
+            "would be ignored. Host packages are pinned by the container_toolkit role (container_toolkit_version)."
+            % ("gpu_operator_" + component, "gpu_operator_" + component, component)
+            for component in ("driver", "toolkit")
+            if settings.get("gpu_operator_%s_version" % component)
+            and not settings.get("gpu_operator_%s_enabled" % component)]
+
+
+def runner_pools(sources):
+    """The runner roles' pools and scale sets: each source a list, or a dict keyed by name."""
+    pools = []
+    for source in sources or []:
+        entries = source.values() if isinstance(source, dict) else source if isinstance(source, list) else []
+        pools += [entry for entry in entries if isinstance(entry, dict)]
+    return pools
+
+
+def _pool_problems(settings, sliced_classes):
+    """MIG and time-slicing against the pools of gitlab_runner_pools and arc_runners_scale_sets."""
+    pools = runner_pools(settings.get("gpu_operator_runner_pools"))
+    problems = []
+    mig_pools = [str(pool.get("name", "(unnamed)")) for pool in pools if pool.get("mig_profile")]
+    strategy = settings.get("gpu_operator_mig_strategy")
+    if mig_pools and strategy != "mixed":
+        problems.append("gpu_operator_mig_strategy is %s, but the pools %s use mig_profile: their jobs request "
+                        "nvidia.com/mig-<profile>, which the device plugin advertises only with "
+                        "gpu_operator_mig_strategy: mixed." % (strategy, ", ".join(mig_pools)))
+    used = list(dict.fromkeys(str(pool["gpu_class"]) for pool in pools if pool.get("gpu_class")))
+    unused = [name for name in sliced_classes if name not in used]
+    if pools and unused:
+        problems.append("gpu_operator_time_slicing sets replicas for %s, but no pool in gitlab_runner_pools or "
+                        "arc_runners_scale_sets uses that class (pools use: %s)." % (", ".join(unused), ", ".join(used)))
+    return problems
 
 
 def _time_slicing(settings, gpu_classes):

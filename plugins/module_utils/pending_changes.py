@@ -135,6 +135,18 @@ def available(deployment):
     return any(c.get("type") == "Available" and c.get("status") == "True" for c in conditions)
 
 
+def release_record_selectors(names):
+    """Label selectors of Helm's storage Secrets for the latest revision of each named release.
+
+    Helm labels each revision's Secret with ``owner=helm``, the release
+    ``name`` and its ``status``; superseded revisions are history. A read with
+    these selectors (in the releases' namespace) gives ``release_records``
+    what it needs and nothing of the history.
+    """
+    names = list(dict.fromkeys(str(name) for name in names))
+    return ["owner=helm", "status!=superseded", "name in (%s)" % ",".join(names)]
+
+
 def release_records(secrets):
     """``{(namespace, name): (record, user values)}`` of each release's latest revision, as ``helm list -a`` shows it.
 

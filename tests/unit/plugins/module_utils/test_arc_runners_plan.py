@@ -133,3 +133,17 @@ def test_credential_secrets_refuse_a_scale_set_without_credentials_naming_only_i
     with pytest.raises(ValidationError, match=r"arc_runners_scale_sets\[name=l40s\]") as caught:
         arc_runners_credential_secrets({"secrets": plan["secrets"], "scale_sets": [dict(L40S, github_token="")]})
     assert "ghp_" not in str(caught.value)
+
+
+def test_the_chart_source_is_checked_only_when_something_of_arc_is_installed():
+    with pytest.raises(ValidationError, match=r"^arc_runners_chart_version: must be a pinned chart version"):
+        arc_runners_plan(settings(L40S, arc_runners_chart_version="0.14.x"))
+    with pytest.raises(ValidationError, match=r"^arc_runners_chart_repo_url: must be an http\(s\):// or oci://"):
+        arc_runners_plan(settings(arc_runners_controller_enabled=True, arc_runners_chart_repo_url="ghcr.io/actions"))
+    assert arc_runners_plan(settings(arc_runners_chart_version="0.14.x"))["releases"] == []
+    assert arc_runners_plan(settings(L40S, arc_runners_state="absent", arc_runners_chart_version="0.14.x"))["releases"] == []
+
+
+def test_release_records_are_read_for_the_controller_and_every_scale_set_removed_ones_too():
+    plan = arc_runners_plan(settings(L40S, dict(K8S, state="absent")))
+    assert plan["release_record_selectors"][-1] == "name in (arc,l40s,k8s-mode)"

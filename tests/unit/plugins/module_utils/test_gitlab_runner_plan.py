@@ -164,3 +164,11 @@ def test_release_selector_names_only_the_present_pools_releases():
     assert plan["release_selector"] == "release in (gitlab-runner-a,gitlab-runner-b)"
     assert plan["pool_label"] == "gpuci.runners/pool"
     assert plan["created_annotation"] == "gpuci.runners/created-in-gitlab"
+
+
+def test_the_chart_source_is_checked_only_when_a_pool_is_installed():
+    with pytest.raises(ValidationError, match=r"^gitlab_runner_chart_version: must be a pinned chart version"):
+        gitlab_runner_plan(settings(L40S, gitlab_runner_chart_version="latest"))
+    # Nothing of GitLab's declared, or only pools to remove: no chart is fetched, so none is checked.
+    assert gitlab_runner_plan(settings(gitlab_runner_chart_version="latest"))["releases"] == []
+    assert gitlab_runner_plan(settings(GONE, gitlab_runner_chart_version="latest"))["releases"] == []

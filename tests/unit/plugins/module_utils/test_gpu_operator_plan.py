@@ -111,3 +111,36 @@ def test_unlabelled_nodes_keep_an_unshared_default_unless_the_user_set_it():
     assert yaml.safe_load(data["any"]) == {"version": "v1"}
     data = gpu_operator_plan(settings(gpu_operator_time_slicing={"any": 3}))["time_slicing"]["data"]
     assert yaml.safe_load(data["any"])["sharing"]["timeSlicing"]["resources"] == [{"name": "nvidia.com/gpu", "replicas": 3}]
+
+
+def test_the_chart_source_is_checked_unless_the_operator_is_removed():
+    with pytest.raises(ValidationError, match=r"^gpu_operator_chart_repo_url: must be an http\(s\):// or oci://"):
+        gpu_operator_plan(settings(gpu_operator_chart_repo_url="htp://127.0.0.1:18879"))
+    assert gpu_operator_plan(settings(gpu_operator_state="absent", gpu_operator_chart_version="v26..7.0"))["release"]
+
+
+def test_a_version_for_a_component_the_operator_does_not_install_is_a_problem():
+    problems = gpu_operator_plan(settings(gpu_operator_driver_enabled=False, gpu_operator_driver_version="570.86.15",
+                                          gpu_operator_toolkit_enabled=False, gpu_operator_toolkit_version="1.17.8-1"))["problems"]
+    assert [problem.split()[0] for problem in problems] == ["gpu_operator_driver_version", "gpu_operator_toolkit_version"]
+    assert gpu_operator_plan(settings(gpu_operator_driver_version="570.86.15"))["problems"] == []
+
+
+@pytest.mark.parametrize("sources", [
+    [[{"name": "a100-mig", "gpu_class": "a100", "mig_profile": "1g.10gb"}], []],
+    [{"a100-mig": {"name": "a100-mig", "gpu_class": "a100", "mig_profile": "1g.10gb"}}, "not pools"],
+])
+def test_mig_pools_need_the_mixed_strategy(sources):
+    (problem,) = gpu_operator_plan(settings(gpu_operator_mig_strategy="single", gpu_operator_runner_pools=sources))["problems"]
+    assert problem.startswith("gpu_operator_mig_strategy is single, but the pools a100-mig use mig_profile")
+    assert gpu_operator_plan(settings(gpu_operator_mig_strategy="mixed", gpu_operator_runner_pools=sources))["problems"] == []
+
+
+def test_time_slicing_for_a_class_no_pool_uses_is_a_problem():
+    pools = [[{"name": "l40s", "gpu_class": "l40s", "token": "glrt-NEVER-SHOWN"}], [{"name": "dri", "gpu_class": "a10"}]]
+    assert gpu_operator_plan(settings(gpu_operator_time_slicing={"a10": 2}, gpu_operator_runner_pools=pools))["problems"] == []
+    (problem,) = gpu_operator_plan(settings(gpu_operator_time_slicing={"a100": 2}, gpu_operator_runner_pools=pools))["problems"]
+    assert problem.startswith("gpu_operator_time_slicing sets replicas for a100, but no pool") and "l40s, a10" in problem
+    assert "glrt" not in problem
+    # Without pools in the inventory the operator serves other workloads: slicing is theirs to use.
+    assert gpu_operator_plan(settings(gpu_operator_time_slicing={"a100": 2}))["problems"] == []

@@ -12,6 +12,7 @@ from ansible_collections.gpuci.runners.plugins.filter.pending_changes import Fil
 from ansible_collections.gpuci.runners.plugins.module_utils.pending_changes import (
     in_place,
     pending_changes,
+    release_record_selectors,
     release_records,
 )
 
@@ -215,3 +216,7 @@ def test_the_filter_refuses_unknown_keys_and_bad_lists():
         run({"objekts": []})
     with pytest.raises(AnsibleFilterError, match=r"pending_changes\.found: must be a list"):
         run({"found": {}})
+
+
+def test_release_record_selectors_pick_each_releases_latest_revisions_once():
+    assert release_record_selectors(["arc", "l40s", "arc"]) == ["owner=helm", "status!=superseded", "name in (arc,l40s)"]
