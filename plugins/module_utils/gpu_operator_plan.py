@@ -140,9 +140,9 @@ def gpu_operator_plan(settings, gpu_classes=None):
 
 def _component_problems(settings):
     """A version for a component the operator does not install would be silently ignored."""
-    return ["%s_version is set while %s_enabled is false: the operator does not install the %s, so the version "
-            "would be ignored. Host packages are pinned by the container_toolkit role (container_toolkit_version)."
-            % ("gpu_operator_" + component, "gpu_operator_" + component, component)
+    return ["gpu_operator_%s_version is set while the %s is disabled (gpu_operator_%s_enabled is false): the "
+            "operator does not install it, so the version would be ignored. Host packages are pinned by the "
+            "container_toolkit role (container_toolkit_version)." % (component, component, component)
             for component in ("driver", "toolkit")
             if settings.get("gpu_operator_%s_version" % component)
             and not settings.get("gpu_operator_%s_enabled" % component)]

@@ -123,6 +123,7 @@ def test_a_version_for_a_component_the_operator_does_not_install_is_a_problem():
     problems = gpu_operator_plan(settings(gpu_operator_driver_enabled=False, gpu_operator_driver_version="570.86.15",
                                           gpu_operator_toolkit_enabled=False, gpu_operator_toolkit_version="1.17.8-1"))["problems"]
     assert [problem.split()[0] for problem in problems] == ["gpu_operator_driver_version", "gpu_operator_toolkit_version"]
+    assert "while the driver is disabled (gpu_operator_driver_enabled is false)" in problems[0]
     assert gpu_operator_plan(settings(gpu_operator_driver_version="570.86.15"))["problems"] == []
 
 
