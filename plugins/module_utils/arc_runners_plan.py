@@ -26,7 +26,10 @@ takes them, scale sets without their credentials) it returns:
   compare with: its credentials Secret's name (``secret``, ``owns_secret``),
   its hook ConfigMap's name (``hook_configmap``, or None) and pod ``template``;
 - ``chart_paths``: the local charts (``controller``, ``scale_set``) when
-  ``arc_runners_chart_path`` is set, else None.
+  ``arc_runners_chart_path`` is set, else None;
+- ``problems``: settings the role cannot act on, each naming its variable:
+  chart values in ``arc_runners_scale_set_values`` the role builds itself,
+  and a missing or misplaced ``arc_runners_controller_service_account``.
 
 The role applies it: controller first (its chart brings the CRDs), then every
 scale set's objects and releases at once.
@@ -50,6 +53,10 @@ SCALE_SET_LABEL = "gpuci.runners/arc-scale-set"
 # The controller chart names its service account like its Deployment.
 CONTROLLER_SUFFIX = "gha-rs-controller"
 DEFAULT_WORK_VOLUME_ACCESS_MODES = ["ReadWriteOnce"]
+# Scale set chart values the role builds from each scale set; arc_runners_scale_set_values may not set them.
+OWNED_SCALE_SET_VALUES = ("githubConfigUrl", "githubConfigSecret", "controllerServiceAccount", "template",
+                          "containerMode", "scaleSetLabels", "runnerGroup", "runnerScaleSetName", "minRunners",
+                          "maxRunners")
 
 
 def controller_fullname(release_name):
@@ -128,7 +135,24 @@ def arc_runners_plan(settings, gpu_classes=None):
         "by_scale_set": by_scale_set,
         "chart_paths": {"controller": chart_path(settings, CONTROLLER_CHART),
                         "scale_set": chart_path(settings, SCALE_SET_CHART)},
+        "problems": _problems(settings, wanted, planned=wanted or bool(scale_sets)) if role_present else [],
     }
+
+
+def _problems(settings, wanted, planned):
+    owned = [key for key in OWNED_SCALE_SET_VALUES if key in (settings.get("arc_runners_scale_set_values") or {})]
+    problems = ["arc_runners_scale_set_values may not set %s: the role builds them from each scale set."
+                % ", ".join(owned)] if owned else []
+    account = settings.get("arc_runners_controller_service_account") or {}
+    namespace = settings["arc_runners_controller_namespace"]
+    complete = bool(account.get("name")) and bool(account.get("namespace"))
+    misplaced = wanted and account and account.get("namespace") != namespace
+    if planned and ((not wanted and not account) or (account and not complete) or misplaced):
+        problems.append("arc_runners_controller_service_account must name the service account of the controller "
+                        "(name and namespace): it is required when arc_runners_controller_enabled is false, and when "
+                        "the role installs the controller its namespace must be arc_runners_controller_namespace "
+                        "(%s)." % namespace)
+    return problems
 
 
 def _with_defaults(entry, settings):

@@ -47,13 +47,18 @@ _ACCESS_TOKEN_PREFIX = "glpat-"
 _HTTP_URL = re.compile(r"https?://[^/]+.*", re.DOTALL)
 
 
+# Chart values that hold a runner token; gitlab_runner_extra_values may not set them.
+TOKEN_VALUES = ("runnerToken", "runnerRegistrationToken")
+
+
 def gitlab_runner_preflight(settings, gpu_classes=None):
     """Return the problems of the role's pools and settings (see docs/filters.md); ``[]`` when none.
 
     ``settings`` maps the role's variable names to their values: ``gitlab_runner_pools`` (as the
     inventory wrote them, tokens included), ``gitlab_runner_state``, ``gitlab_runner_namespace``,
     ``gitlab_runner_fleet``, ``gitlab_runner_gitlab_url``, ``gitlab_runner_concurrent``,
-    ``gitlab_runner_access_token``, ``gitlab_runner_manager_resources`` and ``gitlab_runner_runtime_class``.
+    ``gitlab_runner_access_token``, ``gitlab_runner_manager_resources``, ``gitlab_runner_runtime_class`` and
+    ``gitlab_runner_extra_values``.
     """
     require_mapping(settings, "gitlab_runner_preflight")
     pools = mapping_list(settings, POOLS)
@@ -92,6 +97,12 @@ def _role_settings(settings):
     if not is_label_value(fleet):
         problems.append(problem("gitlab_runner_fleet", "must be a Kubernetes label value of at most 63 characters "
                                 "(letters, digits, - _ ., starting and ending with a letter or digit)", fleet))
+    in_values = [key for key in TOKEN_VALUES if key in (settings.get("gitlab_runner_extra_values") or {})]
+    if in_values:
+        # Named, never shown: the value is a token.
+        problems.append(problem("gitlab_runner_extra_values", "must not set %s: Helm would store the token in the "
+                                "release. Put it in gitlab_runner_pools[].token; it goes to a Secret"
+                                % " or ".join(in_values)))
     access_token = settings.get("gitlab_runner_access_token") or ""
     if not isinstance(access_token, str) or (access_token and not access_token.startswith(_ACCESS_TOKEN_PREFIX)):
         problems.append(problem("gitlab_runner_access_token", "must be a GitLab access token (glpat-..., scope "

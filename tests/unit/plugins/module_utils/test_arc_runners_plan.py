@@ -147,3 +147,26 @@ def test_the_chart_source_is_checked_only_when_something_of_arc_is_installed():
 def test_release_records_are_read_for_the_controller_and_every_scale_set_removed_ones_too():
     plan = arc_runners_plan(settings(L40S, dict(K8S, state="absent")))
     assert plan["release_record_selectors"][-1] == "name in (arc,l40s,k8s-mode)"
+
+
+def test_chart_values_the_role_builds_are_problems():
+    (problem,) = arc_runners_plan(settings(L40S, arc_runners_scale_set_values={"template": {}, "minRunners": 2}))["problems"]
+    assert problem.startswith("arc_runners_scale_set_values may not set template, minRunners")
+    assert arc_runners_plan(settings(L40S))["problems"] == []
+    assert arc_runners_plan(settings(L40S, arc_runners_state="absent",
+                                     arc_runners_scale_set_values={"template": {}}))["problems"] == []
+
+
+@pytest.mark.parametrize("overrides, refused", [
+    ({"arc_runners_controller_enabled": False}, True),
+    ({"arc_runners_controller_enabled": False, "arc_runners_controller_service_account": {"name": "arc"}}, True),
+    ({"arc_runners_controller_enabled": False,
+      "arc_runners_controller_service_account": {"name": "arc", "namespace": "elsewhere"}}, False),
+    ({"arc_runners_controller_service_account": {"name": "arc", "namespace": "elsewhere"}}, True),
+    ({"arc_runners_controller_service_account": {"name": "arc", "namespace": "arc-systems"}}, False),
+    ({}, False),
+])
+def test_the_controller_service_account_must_fit_the_controller(overrides, refused):
+    problems = arc_runners_plan(settings(L40S, **overrides))["problems"]
+    assert bool(problems) is refused
+    assert all(p.startswith("arc_runners_controller_service_account must name the service account") for p in problems)

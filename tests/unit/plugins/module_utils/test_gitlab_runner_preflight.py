@@ -243,3 +243,10 @@ def test_lane_and_gpu_access_together_name_both_paths():
 
 def test_deprecated_lane_errors_name_the_key_written():
     refused(settings(pool(lane="dri")), "gitlab_runner_pools[name=l40s].lane", "serves only the gpu_access cuda")
+
+
+@pytest.mark.parametrize("key", ["runnerToken", "runnerRegistrationToken"])
+def test_a_token_in_the_extra_chart_values_is_refused_and_never_shown(key):
+    refused(settings(gitlab_runner_extra_values={key: TOKEN, "rbac": {"create": False}}),
+            "gitlab_runner_extra_values", "must not set %s: Helm would store the token" % key)
+    assert problems_of(settings(gitlab_runner_extra_values={"rbac": {"create": False}})) == []
