@@ -14,6 +14,7 @@ the list asked.
 
 from __future__ import annotations
 
+from ansible_collections.gpuci.runners.plugins.module_utils.pending_changes import object_key
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     ValidationError,
     item,
@@ -23,15 +24,14 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
 
 
 def fleet_objects(role_objects, path="fleet_objects"):
-    """The roles' object lists (in the roles' order) joined, each object (kind, namespace, name) once."""
+    """The roles' object lists (in the roles' order) joined, each object (pending_changes.object_key) once."""
     if not isinstance(role_objects, (list, tuple)):
         raise ValidationError(path, "must be a list of object lists, not %s" % type_name(role_objects))
     seen = set()
     joined = []
     for index, objects in enumerate(role_objects):
         for obj in object_list(objects, item(path, index)):
-            metadata = obj.get("metadata") or {}
-            key = (obj.get("apiVersion"), obj.get("kind"), metadata.get("namespace"), metadata.get("name"))
+            key = object_key(obj)
             if key not in seen:
                 seen.add(key)
                 joined.append(obj)

@@ -77,12 +77,12 @@ def pending_changes(spec, path="pending_changes"):
     reject_unknown_keys(spec, INPUT_KEYS, path)
     found = _index(object_list(spec.get("found"), child(path, "found")))
     labels = spec.get("namespace_labels") or {}
-    namespaces = [{"apiVersion": "v1", "kind": "Namespace",
-                   "metadata": dict({"name": str(name)}, **({"labels": dict(labels)} if labels else {}))}
-                  for name in spec.get("namespaces") or [] if _key(_namespace(name)) not in found]
+    namespaces = [namespace for namespace in (_namespace(name, labels) for name in spec.get("namespaces") or [])
+                  if object_key(namespace) not in found]
     objects = [obj for obj in object_list(spec.get("objects"), child(path, "objects"))
-               if not in_place(obj, found.get(_key(obj)))]
-    objects += [obj for obj in object_list(spec.get("create_only"), child(path, "create_only")) if _key(obj) not in found]
+               if not in_place(obj, found.get(object_key(obj)))]
+    objects += [obj for obj in object_list(spec.get("create_only"), child(path, "create_only"))
+                if object_key(obj) not in found]
     missing = set(obj["metadata"]["name"] for obj in namespaces)
     apply = namespaces + [obj for obj in objects
                           if not (spec.get("check_mode") and (obj.get("metadata") or {}).get("namespace") in missing)]
@@ -103,8 +103,9 @@ def pending_changes(spec, path="pending_changes"):
             "Nothing to change: the plan is in place (verified from the read)"}
 
 
-def _namespace(name):
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": str(name)}}
+def _namespace(name, labels):
+    metadata = dict({"name": str(name)}, **({"labels": dict(labels)} if labels else {}))
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": metadata}
 
 
 def in_place(desired, live):
@@ -186,14 +187,15 @@ def _record(release):
     return record, release.get("config") or {}
 
 
-def _key(obj):
+def object_key(obj):
+    """Which object it is: (API group, kind, namespace, name); the version does not make another object."""
     metadata = obj.get("metadata") or {}
     group = str(obj.get("apiVersion", "")).rpartition("/")[0]
     return group, obj.get("kind"), metadata.get("namespace") or "", metadata.get("name")
 
 
 def _index(objects):
-    return dict((_key(obj), obj) for obj in objects)
+    return dict((object_key(obj), obj) for obj in objects)
 
 
 def _describe(obj):

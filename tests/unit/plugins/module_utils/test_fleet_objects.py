@@ -38,3 +38,9 @@ def test_the_filter_names_what_is_wrong():
         run({"ci": []})
     with pytest.raises(AnsibleFilterError, match=r"fleet_objects\[1\]\[0\]: must be a mapping"):
         run([[], ["not an object"]])
+
+
+def test_the_same_object_in_another_api_version_is_made_once():
+    ingress = {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "x", "namespace": "a"}}
+    older = dict(ingress, apiVersion="networking.k8s.io/v1beta1")
+    assert fleet_objects([[ingress], [older]]) == [ingress]
