@@ -6,9 +6,10 @@
 from __future__ import annotations
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_plan import gitlab_runner_plan
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_preflight import gitlab_runner_deprecations
 from ansible_collections.gpuci.runners.plugins.plugin_utils.filter_errors import as_filter
 
 
 class FilterModule(object):
     def filters(self):
-        return {"gitlab_runner_plan": as_filter("gitlab_runner_plan", gitlab_runner_plan)}
+        return {"gitlab_runner_plan": as_filter("gitlab_runner_plan", gitlab_runner_plan, gitlab_runner_deprecations)}

@@ -33,9 +33,10 @@ import copy
 
 from ansible_collections.gpuci.runners.plugins.module_utils.chart_source import check_chart_source
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_config import deep_merge, gitlab_runner_config
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_preflight import gitlab_runner_preflight
 from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import ownership_labels
 from ansible_collections.gpuci.runners.plugins.module_utils.pending_changes import release_record_selectors
-from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import GITLAB_SECRET_KEYS
+from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import GITLAB_POOL_DEFAULTS, GITLAB_SECRET_KEYS
 from ansible_collections.gpuci.runners.plugins.module_utils.release_names import GITLAB_RELEASE_PREFIX
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import mapping_list, named_item, require_mapping
 
@@ -47,12 +48,6 @@ POOL_LABEL = "gpuci.runners/pool"
 # On a pool's token Secret: the GitLab URL the role created its runner in.
 CREATED_IN_ANNOTATION = "gpuci.runners/created-in-gitlab"
 FLEET_LABEL = "gpuci.runners/fleet"
-# The role-level variables a pool inherits when it does not set the key itself.
-POOL_DEFAULTS = {
-    "namespace": "gitlab_runner_namespace",
-    "gitlab_url": "gitlab_runner_gitlab_url",
-    "concurrent": "gitlab_runner_concurrent",
-}
 # The chart's probe only asks whether the runner process exists (pgrep), yet
 # waits 60 s before its first try: every rollout would stall a minute.
 READINESS_PROBE = {"initialDelaySeconds": 3, "periodSeconds": 5}
@@ -80,8 +75,11 @@ def fleet_labels(fleet):
 
 
 def gitlab_runner_plan(settings, gpu_classes=None):
-    """The role's plan (see the module docstring); ``settings`` as the preflight filter takes them, tokens dropped."""
+    """The role's plan (see the module docstring), or only its ``problems`` when the pools break a rule."""
     require_mapping(settings, "gitlab_runner_plan")
+    problems = gitlab_runner_preflight(settings, gpu_classes)
+    if problems:
+        return {"problems": problems}
     labels = fleet_labels(settings["gitlab_runner_fleet"])
     pools = [_with_defaults(pool, settings) for pool in mapping_list(settings, POOLS)]
     present = [pool for pool in pools if pool["state"] == "present"]
@@ -104,12 +102,13 @@ def gitlab_runner_plan(settings, gpu_classes=None):
         "release_record_selectors": release_record_selectors(release["name"] for release in releases),
         "pool_label": POOL_LABEL,
         "created_annotation": CREATED_IN_ANNOTATION,
+        "problems": [],
     }
 
 
 def _with_defaults(pool, settings):
     public = {key: value for key, value in pool.items() if key not in GITLAB_SECRET_KEYS}
-    defaults = {key: settings[variable] for key, variable in POOL_DEFAULTS.items()}
+    defaults = {key: settings[variable] for key, variable in GITLAB_POOL_DEFAULTS.items()}
     return {"state": "present", **defaults, **public}
 
 

@@ -20,9 +20,8 @@ from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_config
     ADVANCED_POD_SPEC_FLAG,
     gitlab_runner_document,
 )
-from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_plan import POOL_DEFAULTS
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_request import deprecated_pool_keys
-from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import GITLAB_SECRET_KEYS
+from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import GITLAB_POOL_DEFAULTS, GITLAB_SECRET_KEYS
 from ansible_collections.gpuci.runners.plugins.module_utils.release_names import (
     DNS_LABEL_MAX,
     GITLAB_POOL_NAME_MAX,
@@ -160,7 +159,7 @@ def _inherited(pool, key, path, settings):
     """The pool's value of ``key`` and the path it was written at (the pool's or the role's variable)."""
     if pool.get(key) is not None:
         return pool[key], child(path, key)
-    variable = POOL_DEFAULTS[key]
+    variable = GITLAB_POOL_DEFAULTS[key]
     return settings.get(variable), variable
 
 

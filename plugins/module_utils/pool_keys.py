@@ -16,6 +16,13 @@ GPU_REQUEST_KEYS = frozenset(
 )
 POD_PATCH_KEYS = GPU_REQUEST_KEYS | frozenset(("container",))
 
+# The gitlab_runner role's variables a pool inherits when it does not set the key itself.
+GITLAB_POOL_DEFAULTS = {
+    "namespace": "gitlab_runner_namespace",
+    "gitlab_url": "gitlab_runner_gitlab_url",
+    "concurrent": "gitlab_runner_concurrent",
+}
+
 # A GitLab runner pool (role gitlab_runner). Secrets are accepted, never rendered.
 GITLAB_POOL_KEYS = GPU_REQUEST_KEYS | frozenset(
     (

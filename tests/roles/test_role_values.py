@@ -61,7 +61,7 @@ PLAY = textwrap.dedent("""\
         - name: Plan the pools as the role does
           ansible.builtin.include_role:
             name: gpuci.runners.gitlab_runner
-            tasks_from: plan.yml
+            tasks_from: preflight.yml
         - name: Take each present pool's values from the plan
           ansible.builtin.set_fact:
             rendered: "{{{{ rendered | default({{}}) | combine({{item['values'].runners.name: item['values']}}) }}}}"

@@ -38,6 +38,8 @@ def settings(*pools, **overrides):
         "gitlab_runner_chart_repo_url": "https://charts.gitlab.io",
         "gitlab_runner_chart_path": "",
         "gitlab_runner_wait_timeout": 300,
+        # Pools without a token have their runner created in GitLab.
+        "gitlab_runner_access_token": "glpat-PLAN-SECRET",
     }
     base.update(overrides)
     return base
@@ -135,9 +137,16 @@ def test_no_pools_plan_nothing():
     assert plan["releases"] == plan["access"] == plan["secrets"] == plan["pools"] == []
 
 
-def test_a_bad_pool_is_named_by_its_inventory_path():
-    with pytest.raises(ValidationError, match=r"gitlab_runner_pools\[name=l40s\]\.gpus"):
-        gitlab_runner_plan(settings(dict(L40S, gpus=0)))
+def test_a_bad_pool_is_named_by_its_inventory_path_and_nothing_is_planned():
+    plan = gitlab_runner_plan(settings(dict(L40S, gpus=0), dict(CPU, gitlab_url="gitlab.example.com")))
+    assert list(plan) == ["problems"]
+    assert [text.split(": ")[0] for text in plan["problems"]] == [
+        "gitlab_runner_pools[name=l40s].gpus", "gitlab_runner_pools[name=cpu].gitlab_url"]
+    assert not any("SECRET" in text for text in plan["problems"])
+
+
+def test_a_good_plan_has_no_problems():
+    assert gitlab_runner_plan(settings(L40S, CPU, GONE))["problems"] == []
 
 
 def test_token_secrets_take_created_tokens_first_and_annotate_them():

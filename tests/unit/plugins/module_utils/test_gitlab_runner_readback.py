@@ -16,7 +16,7 @@ SETTINGS = {
     "gitlab_runner_runtime_class": None, "gitlab_runner_manager_resources": {"requests": {"cpu": "100m"}},
     "gitlab_runner_job_rbac_rules": [], "gitlab_runner_extra_values": {}, "gitlab_runner_chart_version": "0.86.0",
     "gitlab_runner_chart_repo_url": "https://charts.gitlab.io", "gitlab_runner_chart_path": "",
-    "gitlab_runner_wait_timeout": 300,
+    "gitlab_runner_wait_timeout": 300, "gitlab_runner_access_token": "glpat-UNIT",
 }
 RELEASES = gitlab_runner_plan(SETTINGS)["releases"]
 
