@@ -6,9 +6,10 @@
 from __future__ import annotations
 
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_plan import arc_runners_plan
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_preflight import arc_runners_deprecations
 from ansible_collections.gpuci.runners.plugins.plugin_utils.filter_errors import as_filter
 
 
 class FilterModule(object):
     def filters(self):
-        return {"arc_runners_plan": as_filter("arc_runners_plan", arc_runners_plan)}
+        return {"arc_runners_plan": as_filter("arc_runners_plan", arc_runners_plan, arc_runners_deprecations)}

@@ -30,6 +30,9 @@ takes them, scale sets without their credentials) it returns:
 - ``problems``: settings the role cannot act on, each naming its variable:
   chart values in ``arc_runners_scale_set_values`` the role builds itself,
   and a missing or misplaced ``arc_runners_controller_service_account``.
+  Before it plans, every per-scale-set rule of arc_runners_preflight.py runs
+  on the scale sets as the inventory wrote them (credentials included: only
+  which are set is read); when one is broken, the plan is only ``problems``.
 
 The role applies it: controller first (its chart brings the CRDs), then every
 scale set's objects and releases at once.
@@ -40,7 +43,7 @@ from __future__ import annotations
 import copy
 
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runner_template import arc_runner_template
-from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_preflight import CREDENTIAL_KEYS, SCALE_SETS
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_preflight import CREDENTIAL_KEYS, SCALE_SETS, arc_runners_preflight
 from ansible_collections.gpuci.runners.plugins.module_utils.chart_source import check_chart_source
 from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import ownership_labels
 from ansible_collections.gpuci.runners.plugins.module_utils.pending_changes import release_record_selectors
@@ -71,8 +74,11 @@ def controller_wanted(settings, scale_sets):
 
 
 def arc_runners_plan(settings, gpu_classes=None):
-    """The role's plan (see the module docstring)."""
+    """The role's plan (see the module docstring), or only its ``problems`` when a scale set breaks a rule."""
     require_mapping(settings, "arc_runners_plan")
+    problems = arc_runners_preflight(settings, gpu_classes)
+    if problems:
+        return {"problems": problems}
     scale_sets = [_with_defaults(entry, settings) for entry in mapping_list(settings, SCALE_SETS)]
     role_present = settings.get("arc_runners_state", "present") == "present"
     wanted = controller_wanted(settings, scale_sets)

@@ -24,8 +24,9 @@ ARC_PUBLIC = [{k: v for k, v in ARC_L40S.items() if k != "github_token"}]
 def whole_plan(**parts):
     defaults = {
         "gpu_operator": gpu_operator_plan(operator_settings(gpu_operator_time_slicing={"l40s": 2})),
-        "gitlab_runner": gitlab_runner_plan(gitlab_settings(*GITLAB_PUBLIC)),
-        "arc_runners": arc_runners_plan(arc_settings(*ARC_PUBLIC)),
+        # The runner roles' plans take the inventory as written, credentials included, and drop them.
+        "gitlab_runner": gitlab_runner_plan(gitlab_settings(L40S, CPU)),
+        "arc_runners": arc_runners_plan(arc_settings(ARC_L40S)),
         "canary_lanes": canary_lanes({"gitlab_pools": GITLAB_PUBLIC, "arc_scale_sets": ARC_PUBLIC}),
     }
     defaults.update(parts)
