@@ -20,6 +20,13 @@ def duplicate_keys(reads):
     return sorted(doubled)
 
 
+def unreachable_message(kubeconfig, context, error):
+    """Why no read could be answered: the API server, as the kubeconfig and context name it, was not reached."""
+    return "Cannot reach the Kubernetes API server with kubeconfig %s and context %s: %s" % (
+        kubeconfig or "(default: K8S_AUTH_KUBECONFIG, KUBECONFIG or ~/.kube/config)",
+        context or "(the kubeconfig's current)", error)
+
+
 def read_all(find, reads):
     """Answer each read with ``find`` (K8sService.find); ``{key: k8s_info's result}`` in the reads' order.
 

@@ -16,6 +16,8 @@ description:
     M(kubernetes.core.k8s_info), in one module run against one cluster.
   - Each read is answered by kubernetes.core's own C(K8sService.find), the
     code behind M(kubernetes.core.k8s_info); only the process is shared.
+  - When the API server cannot be reached, it fails saying so, with the
+    kubeconfig and context it used; the playbooks need no probe of their own.
   - Why not M(kubernetes.core.k8s_info) - it reads one kind per task, and each
     task starts Python, imports the Kubernetes client and loads API discovery
     again (about 0.55 s per task on a 2-core controller, measured by
@@ -123,7 +125,7 @@ reads:
       resources: [{apiVersion: v1, kind: Namespace, metadata: {name: default}}]
 """
 
-from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import duplicate_keys, read_all
+from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import duplicate_keys, read_all, unreachable_message
 from ansible_collections.kubernetes.core.plugins.module_utils.ansiblemodule import AnsibleModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
@@ -156,7 +158,14 @@ def main():
     if doubled:
         module.fail_json(msg="k8s_reads: each read needs its own key; used more than once: %s" % ", ".join(doubled))
     try:
-        service = K8sService(get_api_client(module), module)
+        client = get_api_client(module)
+    # The client asks the API server for its version and API discovery as it
+    # is made: whatever fails there (refused, TLS, credentials, a context
+    # the kubeconfig lacks), no read can be answered.
+    except Exception as error:  # pylint: disable=broad-exception-caught
+        module.fail_json(msg=unreachable_message(module.params["kubeconfig"], module.params["context"], error))
+    try:
+        service = K8sService(client, module)
         module.exit_json(changed=False, reads=read_all(service.find, module.params["reads"]))
     except CoreException as error:
         module.fail_from_exception(error)

@@ -6,7 +6,7 @@ import inspect
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
-from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import duplicate_keys, read_all
+from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import duplicate_keys, read_all, unreachable_message
 from ansible_collections.gpuci.runners.plugins.modules.k8s_reads import _READ_OPTIONS
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import K8sService
 
@@ -76,3 +76,13 @@ def test_duplicate_keys_are_named():
     reads = [{"key": "a"}, {"key": "b"}, {"key": "a"}, {"key": "b"}, {"key": "c"}]
     assert duplicate_keys(reads) == ["a", "b"]
     assert duplicate_keys([{"key": "a"}]) == []
+
+
+def test_an_unreachable_api_server_is_named_with_the_kubeconfig_and_context():
+    error = ConnectionRefusedError("[Errno 111] Connection refused")
+    assert unreachable_message("/srv/site/kubeconfig", "gpu-east", error) == (
+        "Cannot reach the Kubernetes API server with kubeconfig /srv/site/kubeconfig and context gpu-east: "
+        "[Errno 111] Connection refused")
+    defaults = unreachable_message(None, None, error)
+    assert "kubeconfig (default: K8S_AUTH_KUBECONFIG, KUBECONFIG or ~/.kube/config)" in defaults
+    assert "context (the kubeconfig's current)" in defaults
