@@ -13,10 +13,11 @@ from __future__ import annotations
 
 
 def duplicate_keys(reads):
-    """The keys used by more than one read, sorted: each answer needs its own key."""
+    """The keys used by more than one read of one group, sorted (``group/key``): each answer needs its own key."""
     seen, doubled = set(), set()
     for read in reads:
-        (doubled if read["key"] in seen else seen).add(read["key"])
+        name = "%s/%s" % (read["group"], read["key"]) if read.get("group") else read["key"]
+        (doubled if name in seen else seen).add(name)
     return sorted(doubled)
 
 
@@ -28,15 +29,19 @@ def unreachable_message(kubeconfig, context, error):
 
 
 def read_all(find, reads):
-    """Answer each read with ``find`` (K8sService.find); ``{key: k8s_info's result}`` in the reads' order.
+    """Answer each read with ``find`` (K8sService.find), in the reads' order.
 
-    Each read comes as the module's argument spec fills it in (its defaults
-    are k8s_info's). ``find`` raises on an API error, as k8s_info fails; the
-    answers read before it are of no use to a caller that must then stop.
+    Returns ``{"reads": {key: answer}, "groups": {group: {key: answer}}}``,
+    each answer k8s_info's result; a read with a ``group`` is answered
+    under it. Each read comes as the module's argument spec fills it in
+    (its defaults are k8s_info's). ``find`` raises on an API error, as
+    k8s_info fails; the answers read before it are of no use to a caller
+    that must then stop.
     """
-    answers = {}
+    answers = {"reads": {}, "groups": {}}
     for read in reads:
-        answers[read["key"]] = find(
+        where = answers["groups"].setdefault(read["group"], {}) if read.get("group") else answers["reads"]
+        where[read["key"]] = find(
             read["kind"], read["api_version"], name=read["name"], namespace=read["namespace"],
             label_selectors=read["label_selectors"], field_selectors=read["field_selectors"],
             wait=read["wait"], wait_sleep=read["wait_sleep"], wait_timeout=read["wait_timeout"],

@@ -44,9 +44,15 @@ options:
     required: true
     suboptions:
       key:
-        description: Names this read's answer in I(reads) of the result; unique.
+        description: Names this read's answer in I(reads) of the result (or in its I(group)); unique there.
         type: str
         required: true
+      group:
+        description:
+          - Puts this read's answer under I(groups.<group>.<key>) instead of I(reads.<key>). Several callers'
+            reads go out in one run this way, each finding its answers under its own keys (C(site.yml) reads
+            for every role at once, the roles' keys overlapping).
+        type: str
       kind:
         description: The kind to read, for example C(Namespace) or C(ClusterPolicy).
         type: str
@@ -123,6 +129,15 @@ reads:
     namespaces:
       api_found: true
       resources: [{apiVersion: v1, kind: Namespace, metadata: {name: default}}]
+groups:
+  description: The answers of the reads with a I(group), by group, then by I(key).
+  returned: always
+  type: dict
+  sample:
+    gitlab_runner:
+      namespaces:
+        api_found: true
+        resources: []
 """
 
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import duplicate_keys, read_all, unreachable_message
@@ -134,6 +149,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import
 
 _READ_OPTIONS = dict(
     key=dict(type="str", required=True, no_log=False),
+    group=dict(type="str"),
     kind=dict(type="str", required=True),
     api_version=dict(type="str", default="v1"),
     name=dict(type="str"),
@@ -166,7 +182,7 @@ def main():
         module.fail_json(msg=unreachable_message(module.params["kubeconfig"], module.params["context"], error))
     try:
         service = K8sService(client, module)
-        module.exit_json(changed=False, reads=read_all(service.find, module.params["reads"]))
+        module.exit_json(changed=False, **read_all(service.find, module.params["reads"]))
     except CoreException as error:
         module.fail_from_exception(error)
 

@@ -36,9 +36,10 @@ def test_each_read_is_answered_under_its_key_in_order():
     reads = filled([{"key": "namespaces", "kind": "Namespace", "api_version": "v1"},
                     {"key": "policy", "kind": "ClusterPolicy", "api_version": "nvidia.com/v1"}])
     answers = read_all(find, reads)
-    assert list(answers) == ["namespaces", "policy"]
-    assert answers["namespaces"]["resources"][0]["metadata"]["name"] == "a"
-    assert answers["policy"]["api_found"] is False
+    assert answers["groups"] == {}
+    assert list(answers["reads"]) == ["namespaces", "policy"]
+    assert answers["reads"]["namespaces"]["resources"][0]["metadata"]["name"] == "a"
+    assert answers["reads"]["policy"]["api_found"] is False
     assert [call[:2] for call in find.calls] == [("Namespace", "v1"), ("ClusterPolicy", "nvidia.com/v1")]
 
 
@@ -70,6 +71,27 @@ def test_every_option_passed_is_a_parameter_of_the_real_find():
     read_all(find, filled([{"key": "nodes", "kind": "Node", "api_version": "v1"}]))
     parameters = inspect.signature(K8sService.find).parameters
     assert set(find.calls[0][2]) <= set(parameters), set(find.calls[0][2]) - set(parameters)
+
+
+def test_grouped_reads_are_answered_under_their_group_and_may_share_keys():
+    find = RecordedFind({"Namespace": {"api_found": True, "resources": [{"metadata": {"name": "a"}}]},
+                         "Secret": {"api_found": True, "resources": []}})
+    reads = filled([{"key": "namespaces", "kind": "Namespace", "group": "gitlab_runner"},
+                    {"key": "namespaces", "kind": "Namespace", "group": "arc_runners"},
+                    {"key": "secrets", "kind": "Secret", "group": "arc_runners"},
+                    {"key": "secrets", "kind": "Secret"}])
+    assert duplicate_keys(reads) == []
+    answers = read_all(find, reads)
+    assert list(answers["groups"]) == ["gitlab_runner", "arc_runners"]
+    assert list(answers["groups"]["arc_runners"]) == ["namespaces", "secrets"]
+    assert answers["groups"]["gitlab_runner"]["namespaces"]["resources"] == [{"metadata": {"name": "a"}}]
+    assert list(answers["reads"]) == ["secrets"]
+    assert len(find.calls) == 4
+
+
+def test_duplicate_keys_are_named_within_their_group():
+    reads = [{"key": "a", "group": "x"}, {"key": "a", "group": "y"}, {"key": "a", "group": "x"}]
+    assert duplicate_keys(reads) == ["x/a"]
 
 
 def test_duplicate_keys_are_named():
