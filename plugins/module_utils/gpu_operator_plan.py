@@ -148,7 +148,7 @@ def _component_problems(settings):
             and not settings.get("gpu_operator_%s_enabled" % component)]
 
 
-def runner_pools(sources):
+def _runner_pools(sources):
     """The runner roles' pools and scale sets: each source a list, or a dict keyed by name."""
     pools = []
     for source in sources or []:
@@ -159,7 +159,7 @@ def runner_pools(sources):
 
 def _pool_problems(settings, sliced_classes):
     """MIG and time-slicing against the pools of gitlab_runner_pools and arc_runners_scale_sets."""
-    pools = runner_pools(settings.get("gpu_operator_runner_pools"))
+    pools = _runner_pools(settings.get("gpu_operator_runner_pools"))
     problems = []
     mig_pools = [str(pool.get("name", "(unnamed)")) for pool in pools if pool.get("mig_profile")]
     strategy = settings.get("gpu_operator_mig_strategy")
