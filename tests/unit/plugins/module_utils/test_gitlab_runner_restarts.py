@@ -11,16 +11,9 @@ from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_plan i
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_restarts import gitlab_runner_restarts
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError
 
-SETTINGS = {
-    "gitlab_runner_pools": [{"name": "l40s", "gpu_class": "l40s", "gpus": 1}, {"name": "cpu"}],
-    "gitlab_runner_namespace": "gitlab-runner", "gitlab_runner_fleet": "default",
-    "gitlab_runner_gitlab_url": "https://gitlab.example.com/", "gitlab_runner_concurrent": 4,
-    "gitlab_runner_runtime_class": None, "gitlab_runner_manager_resources": {"requests": {"cpu": "100m"}},
-    "gitlab_runner_job_rbac_rules": [], "gitlab_runner_extra_values": {}, "gitlab_runner_chart_version": "0.86.0",
-    "gitlab_runner_chart_repo_url": "https://charts.gitlab.io", "gitlab_runner_chart_path": "",
-    "gitlab_runner_wait_timeout": 300, "gitlab_runner_access_token": "glpat-UNIT",
-}
-SECRETS = gitlab_runner_plan(SETTINGS)["secrets"]  # the plan's: gitlab-runner-l40s-token, gitlab-runner-cpu-token
+from test_gitlab_runner_plan import L40S, settings
+
+SECRETS = gitlab_runner_plan(settings(L40S, {"name": "cpu"}))["secrets"]  # the plan's: gitlab-runner-l40s-token, gitlab-runner-cpu-token
 
 
 def applied_object(name, kind="Secret", namespace="gitlab-runner", changed=True, method="update", version="7"):
