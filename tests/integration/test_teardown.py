@@ -2,6 +2,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """site.yml then teardown.yml on inventories/local: nothing of ours is left.
 
+Between the two, each role's verify tag (in site.yml and in the role's
+playbook) checks the converged cluster and changes nothing.
+
 After teardown no object labelled app.kubernetes.io/part-of=gpuci-runners
 that the converge made remains in any namespace, no Helm release it made
 remains, and the cluster-scoped objects (ClusterRoles and their bindings
@@ -20,6 +23,7 @@ that installs the GPU Operator.
 from __future__ import annotations
 
 import glob
+import re
 from pathlib import Path
 
 import yaml
@@ -66,6 +70,30 @@ def release_names(cluster) -> set[tuple[str, str]]:
     return {(r["namespace"], r["name"]) for r in helm_releases(cluster) if r["namespace"] in NAMESPACES}
 
 
+# Each role's verify tag and the check its verify.yml makes on a converged cluster.
+VERIFY_CHECKS = {
+    "gpu_operator": "Check the ClusterPolicy carries the chosen settings",
+    "gitlab_runner": "Check that each release holds the config.toml the role rendered",
+    "arc_runners": "Check that each AutoscalingRunnerSet carries our pod template",
+}
+
+
+def verify_tags_verify_and_change_nothing(playbooks):
+    """--tags <role>_verify, in site.yml and in the role's playbook, reads what it checks and changes nothing.
+
+    verify.yml checks what the role's read found: the read must run under
+    the tag too, and nothing that prunes or restarts may.
+    """
+    runs = {"site.yml": playbooks.run("site.yml", tags=",".join(role + "_verify" for role in VERIFY_CHECKS))}
+    runs.update({role: playbooks.run(role + ".yml", tags=role + "_verify") for role in VERIFY_CHECKS})
+    for name, run in runs.items():
+        assert run.assert_ok().changed == 0, f"--tags verify changed something in {name}:\n{run.output[-3000:]}"
+    for role, check in VERIFY_CHECKS.items():
+        for name in ("site.yml", role):
+            assert re.search(r"TASK \[gpuci\.runners\.%s : %s.*\n(ok|changed): " % (role, re.escape(check)),
+                             runs[name].output), f"{name} --tags {role}_verify did not check: {check}"
+
+
 def test_teardown_leaves_nothing_behind(testbed, playbooks):
     labelled_before = ours(labelled_leftovers(testbed))
     releases_before = release_names(testbed)
@@ -78,6 +106,7 @@ def test_teardown_leaves_nothing_behind(testbed, playbooks):
         made = ours(labelled_leftovers(testbed)) - labelled_before
         assert made, "the converge made no labelled object; nothing would be tested"
         assert release_names(testbed) - releases_before, "the converge made no Helm release"
+        verify_tags_verify_and_change_nothing(playbooks)
     finally:
         teardown = playbooks.run("teardown.yml")
     teardown.assert_ok()
