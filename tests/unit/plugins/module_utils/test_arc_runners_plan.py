@@ -117,7 +117,7 @@ def test_absent_scale_sets_and_role_state_absent_plan_no_release():
 def test_a_bad_scale_set_is_named_by_its_inventory_path_and_nothing_is_planned():
     plan = arc_runners_plan(settings(dict(L40S, gpus=0), dict(K8S, github_config_url="github.com/org")))
     assert list(plan) == ["problems"]
-    assert [text.split(": ")[0] for text in plan["problems"]] == [
+    assert [text.partition(": ")[0] for text in plan["problems"]] == [
         "arc_runners_scale_sets[name=l40s].gpus", "arc_runners_scale_sets[name=k8s-mode].github_config_url"]
     assert TOKEN not in repr(plan)
 

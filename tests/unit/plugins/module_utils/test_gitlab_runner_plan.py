@@ -140,7 +140,7 @@ def test_no_pools_plan_nothing():
 def test_a_bad_pool_is_named_by_its_inventory_path_and_nothing_is_planned():
     plan = gitlab_runner_plan(settings(dict(L40S, gpus=0), dict(CPU, gitlab_url="gitlab.example.com")))
     assert list(plan) == ["problems"]
-    assert [text.split(": ")[0] for text in plan["problems"]] == [
+    assert [text.partition(": ")[0] for text in plan["problems"]] == [
         "gitlab_runner_pools[name=l40s].gpus", "gitlab_runner_pools[name=cpu].gitlab_url"]
     assert not any("SECRET" in text for text in plan["problems"])
 
