@@ -11,6 +11,8 @@ the API server does not serve). Only the process is shared.
 
 from __future__ import annotations
 
+from ansible_collections.gpuci.runners.plugins.module_utils.helm_storage import stored_release
+
 
 def duplicate_keys(reads):
     """The keys used by more than one read of one group, sorted (``group/key``): each answer needs its own key."""
@@ -36,7 +38,9 @@ def read_all(find, reads):
     under it. Each read comes as the module's argument spec fills it in
     (its defaults are k8s_info's). ``find`` raises on an API error, as
     k8s_info fails; the answers read before it are of no use to a caller
-    that must then stop.
+    that must then stop. A read with ``helm_releases`` is answered with
+    the releases Helm's storage Secrets hold, not the Secrets
+    (module_utils/helm_storage.py).
     """
     answers = {"reads": {}, "groups": {}}
     for read in reads:
@@ -46,4 +50,8 @@ def read_all(find, reads):
             label_selectors=read["label_selectors"], field_selectors=read["field_selectors"],
             wait=read["wait"], wait_sleep=read["wait_sleep"], wait_timeout=read["wait_timeout"],
             condition=read["wait_condition"], hidden_fields=read["hidden_fields"])
+        if read.get("helm_releases"):
+            answer = where[read["key"]]
+            where[read["key"]] = dict(answer, resources=[
+                release for release in map(stored_release, answer.get("resources") or []) if release])
     return answers

@@ -19,8 +19,9 @@ so a wrong answer costs only the apply the role would have run anyway.
   fields it does not set are the server's). A Secret's ``stringData`` is
   compared with the live ``data`` it becomes.
 - A release is in place when ``helm_releases.decide`` (the module's own rule)
-  says unchanged, from Helm's release record: the storage Secret of its
-  latest revision (chart, status and user values).
+  says unchanged, from Helm's release record: its latest revision (chart,
+  status and user values), which ``k8s_reads`` decodes from Helm's storage
+  Secret.
 - A Deployment is in place when its ``Available`` condition is True.
 
 Besides the names, ``apply`` is what the role's one ``kubernetes.core.k8s``
@@ -39,9 +40,6 @@ computes this is ``no_log``.
 from __future__ import annotations
 
 import base64
-import binascii
-import gzip
-import json
 
 from ansible_collections.gpuci.runners.plugins.module_utils.helm_releases import decide
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
@@ -53,10 +51,6 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
 
 INPUT_KEYS = frozenset(("namespaces", "namespace_labels", "objects", "create_only", "found", "releases",
                         "release_records", "awaited", "steps", "check_mode"))
-# Helm's storage Secrets (driver "secret", Helm's default): type and payload key.
-RELEASE_SECRET_TYPE = "helm.sh/release.v1"
-RELEASE_KEY = "release"
-_GZIP_MAGIC = b"\x1f\x8b"
 _EMPTY = ({}, [], "", None)
 
 
@@ -68,7 +62,8 @@ def pending_changes(spec, path="pending_changes"):
     (desired Kubernetes objects), ``create_only`` (objects made only when
     missing), ``found`` (live objects, namespaces included, as ``k8s_reads``
     returns them), ``releases`` (``helm_releases`` entries),
-    ``release_records`` (Helm's storage Secrets of those releases),
+    ``release_records`` (the revisions of those releases, as ``k8s_reads``
+    answers Helm's storage Secrets with ``helm_releases``),
     ``awaited`` (live Deployments that must be Available), ``steps`` (what
     else the role must do this run, already named: removals, calls to another
     API) and ``check_mode``. Every key is optional.
@@ -148,43 +143,21 @@ def release_record_selectors(names):
     return ["owner=helm", "status!=superseded", "name in (%s)" % ",".join(names)]
 
 
-def release_records(secrets):
+def release_records(releases):
     """``{(namespace, name): (record, user values)}`` of each release's latest revision, as ``helm list -a`` shows it.
 
-    ``record`` has the ``status`` and ``chart`` (``<name>-<version>``) that
-    ``helm_releases.decide`` reads. A Secret that is not Helm's, or that
-    cannot be decoded, is skipped: its release then counts as pending.
+    ``releases`` are the revisions ``k8s_reads`` answers with
+    ``helm_releases`` (module_utils/helm_storage.py). ``record`` has the
+    ``status`` and ``chart`` (``<name>-<version>``) that
+    ``helm_releases.decide`` reads.
     """
     latest = {}
-    for secret in secrets:
-        release = _decode(secret)
-        if release is None:
-            continue
+    for release in releases:
         key = (release.get("namespace"), release.get("name"))
         if key not in latest or release.get("version", 0) > latest[key].get("version", 0):
             latest[key] = release
-    return dict((key, _record(release)) for key, release in latest.items())
-
-
-def _decode(secret):
-    """Helm's release from its storage Secret: base64 (the API's) of base64 (Helm's) of gzipped JSON."""
-    if secret.get("type") != RELEASE_SECRET_TYPE:
-        return None
-    try:
-        payload = base64.b64decode(base64.b64decode((secret.get("data") or {})[RELEASE_KEY]))
-        if payload[:2] == _GZIP_MAGIC:
-            payload = gzip.decompress(payload)
-        release = json.loads(payload)
-    except (KeyError, TypeError, ValueError, binascii.Error, OSError):
-        return None
-    return release if isinstance(release, dict) else None
-
-
-def _record(release):
-    metadata = ((release.get("chart") or {}).get("metadata") or {})
-    record = {"status": (release.get("info") or {}).get("status", ""),
-              "chart": "%s-%s" % (metadata.get("name", ""), metadata.get("version", ""))}
-    return record, release.get("config") or {}
+    return dict((key, ({"status": release.get("status", ""), "chart": release.get("chart", "")},
+                       release.get("config") or {})) for key, release in latest.items())
 
 
 def object_key(obj):

@@ -81,6 +81,16 @@ options:
         description: Fields left out of the answer, for example C([data, stringData]) for Secrets.
         type: list
         elements: str
+      helm_releases:
+        description:
+          - The objects read are Helm's release storage Secrets; answer each as the release revision it holds,
+            C({name, namespace, version, status, chart, config}) (C(chart) as C(<name>-<version>), C(config) the
+            user values), and leave out Secrets that are not Helm's or cannot be decoded.
+          - Why - each storage Secret holds the whole release, chart templates and CRDs included (megabytes for
+            a chart with CRDs), which the controller would otherwise parse and carry through every task that
+            reads the answer.
+        type: bool
+        default: false
       wait:
         description: Wait until the objects exist and, with I(wait_condition), meet it.
         type: bool
@@ -157,6 +167,7 @@ _READ_OPTIONS = dict(
     label_selectors=dict(type="list", elements="str", default=[]),
     field_selectors=dict(type="list", elements="str", default=[]),
     hidden_fields=dict(type="list", elements="str"),
+    helm_releases=dict(type="bool", default=False),
     wait=dict(type="bool", default=False),
     wait_condition=dict(type="dict"),
     wait_timeout=dict(type="int", default=120),

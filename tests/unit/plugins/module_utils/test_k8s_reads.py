@@ -10,6 +10,8 @@ from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import dup
 from ansible_collections.gpuci.runners.plugins.modules.k8s_reads import _READ_OPTIONS
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import K8sService
 
+from test_pending_changes import RELEASE, storage_secret
+
 
 def filled(reads):
     """The reads as the module's argument spec hands them over, defaults filled in."""
@@ -108,3 +110,14 @@ def test_an_unreachable_api_server_is_named_with_the_kubeconfig_and_context():
     defaults = unreachable_message(None, None, error)
     assert "kubeconfig (default: K8S_AUTH_KUBECONFIG, KUBECONFIG or ~/.kube/config)" in defaults
     assert "context (the kubeconfig's current)" in defaults
+
+
+def test_helm_releases_answers_the_revisions_storage_secrets_hold_and_skips_others():
+    find = RecordedFind({"Secret": {"api_found": True, "resources": [
+        storage_secret(RELEASE, version=2), dict(storage_secret(RELEASE), type="Opaque")]}})
+    answers = read_all(find, filled([{"key": "records", "kind": "Secret", "helm_releases": True},
+                                     {"key": "secrets", "kind": "Secret"}]))
+    assert answers["reads"]["records"] == {"api_found": True, "resources": [
+        {"name": "l40s", "namespace": "ci", "version": 2, "status": "deployed", "chart": "gitlab-runner-0.86.0",
+         "config": RELEASE["values"]}]}
+    assert len(answers["reads"]["secrets"]["resources"]) == 2

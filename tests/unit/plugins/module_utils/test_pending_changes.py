@@ -9,6 +9,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpuci.runners.plugins.filter.pending_changes import FilterModule
+from ansible_collections.gpuci.runners.plugins.module_utils.helm_storage import stored_release
 from ansible_collections.gpuci.runners.plugins.module_utils.pending_changes import (
     in_place,
     pending_changes,
@@ -53,6 +54,11 @@ def storage_secret(release, version=1, status="deployed", values=None, chart_ver
             "data": {"release": base64.b64encode(helm_encoded).decode()}}
 
 
+def stored(release, **revision):
+    """The revision as k8s_reads answers Helm's storage Secret with helm_releases."""
+    return stored_release(storage_secret(release, **revision))
+
+
 def deployment(name, available="True"):
     return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": "ci"},
             "status": {"conditions": [{"type": "Progressing", "status": "True"},
@@ -62,7 +68,7 @@ def deployment(name, available="True"):
 def test_everything_in_place_is_settled():
     result = pending_changes({"namespaces": ["ci"], "objects": [ROLE, SECRET],
                               "found": [live(NAMESPACE), live(ROLE), live_secret("glrt-abc")],
-                              "releases": [RELEASE], "release_records": [storage_secret(RELEASE)],
+                              "releases": [RELEASE], "release_records": [stored(RELEASE)],
                               "awaited": [deployment("l40s")], "steps": []})
     assert result == {"objects": [], "releases": [], "unavailable": [], "steps": [], "settled": True, "apply": [],
                       "summary": "Nothing to change: the plan is in place (verified from the read)"}
@@ -120,10 +126,10 @@ def test_objects_of_another_group_do_not_match():
 
 @pytest.mark.parametrize("record, action", [
     (None, "install"),
-    (storage_secret(RELEASE, values={"replicas": 2, "runners": {"config": "concurrent = 4\n"}}), "upgrade"),
-    (storage_secret(RELEASE, chart_version="0.85.0"), "upgrade"),
-    (storage_secret(RELEASE, status="failed"), "upgrade"),
-    (storage_secret(RELEASE, status="pending-upgrade"), "upgrade"),
+    (stored(RELEASE, values={"replicas": 2, "runners": {"config": "concurrent = 4\n"}}), "upgrade"),
+    (stored(RELEASE, chart_version="0.85.0"), "upgrade"),
+    (stored(RELEASE, status="failed"), "upgrade"),
+    (stored(RELEASE, status="pending-upgrade"), "upgrade"),
 ])
 def test_releases_helm_would_change_are_named_with_the_action(record, action):
     result = pending_changes({"releases": [RELEASE], "release_records": [record] if record else []})
@@ -131,28 +137,25 @@ def test_releases_helm_would_change_are_named_with_the_action(record, action):
 
 
 def test_the_latest_revision_decides():
-    old = storage_secret(RELEASE, version=1, status="superseded", values={"replicas": 9})
-    assert pending_changes({"releases": [RELEASE], "release_records": [storage_secret(RELEASE, version=2), old]})[
+    old = stored(RELEASE, version=1, status="superseded", values={"replicas": 9})
+    assert pending_changes({"releases": [RELEASE], "release_records": [stored(RELEASE, version=2), old]})[
         "settled"]
-    newest_failed = storage_secret(RELEASE, version=3, status="failed")
+    newest_failed = stored(RELEASE, version=3, status="failed")
     assert pending_changes({"releases": [RELEASE],
-                            "release_records": [old, storage_secret(RELEASE, version=2), newest_failed]})[
+                            "release_records": [old, stored(RELEASE, version=2), newest_failed]})[
         "releases"] == ["ci/l40s (upgrade)"]
 
 
 def test_a_release_to_remove_is_pending_only_while_it_exists():
     absent = dict(RELEASE, state="absent")
     assert pending_changes({"releases": [absent]})["settled"]
-    assert pending_changes({"releases": [absent], "release_records": [storage_secret(RELEASE)]})[
+    assert pending_changes({"releases": [absent], "release_records": [stored(RELEASE)]})[
         "releases"] == ["ci/l40s (uninstall)"]
 
 
-def test_uncompressed_records_are_read_and_undecodable_ones_skipped():
-    assert release_records([storage_secret(RELEASE, gzipped=False)])[("ci", "l40s")][0] == {
-        "status": "deployed", "chart": "gitlab-runner-0.86.0"}
-    broken = dict(storage_secret(RELEASE), data={"release": "not base64!"})
-    other_type = dict(storage_secret(RELEASE), type="Opaque")
-    assert release_records([broken, other_type]) == {}
+def test_records_give_each_releases_status_chart_and_values():
+    assert release_records([stored(RELEASE)]) == {("ci", "l40s"): (
+        {"status": "deployed", "chart": "gitlab-runner-0.86.0"}, RELEASE["values"])}
 
 
 def test_deployments_that_are_not_available_are_named():
