@@ -23,13 +23,20 @@ takes them, scale sets without their credentials) it returns:
   absent for ``helm_releases``;
 - ``scale_set_label``: the label that ties a Secret or ConfigMap to its scale set;
 - ``by_scale_set``: per present scale set, what pruning and verification
-  compare with: its credentials Secret's name (``secret``, ``owns_secret``),
+  compare with: its ``namespace``, its credentials Secret's name (``secret``, ``owns_secret``),
   its hook ConfigMap's name (``hook_configmap``, or None) and pod ``template``;
 - ``chart_paths``: the local charts (``controller``, ``scale_set``) when
   ``arc_runners_chart_path`` is set, else None;
+- ``converges``: whether the role installs anything (state present, with
+  the controller or a scale set to install);
+- ``reads`` and ``readback_reads``: what the role reads, as
+  ``gpuci.runners.k8s_reads`` takes it (answers under the group
+  ``arc_runners``), to decide what a converge would change, and after a
+  converge to verify it;
 - ``problems``: settings the role cannot act on, each naming its variable:
   chart values in ``arc_runners_scale_set_values`` the role builds itself,
-  and a missing or misplaced ``arc_runners_controller_service_account``.
+  a missing or misplaced ``arc_runners_controller_service_account``, and an
+  ``arc_runners_chart_path`` without both charts (checked on the controller).
   Before it plans, every per-scale-set rule of arc_runners_preflight.py runs
   on the scale sets as the inventory wrote them (credentials included: only
   which are set is read); when one is broken, the plan is only ``problems``.
@@ -41,10 +48,12 @@ scale set's objects and releases at once.
 from __future__ import annotations
 
 import copy
+import os
 
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runner_template import arc_runner_template
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_preflight import CREDENTIAL_KEYS, SCALE_SETS, arc_runners_preflight
 from ansible_collections.gpuci.runners.plugins.module_utils.chart_source import check_chart_source
+from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import read
 from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import ownership_labels
 from ansible_collections.gpuci.runners.plugins.module_utils.pending_changes import release_record_selectors
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import mapping_list, named_item, require_mapping
@@ -53,6 +62,9 @@ CONTROLLER_CHART = "gha-runner-scale-set-controller"
 SCALE_SET_CHART = "gha-runner-scale-set"
 # Which scale set a Secret or hook ConfigMap belongs to, so stale ones can be found.
 SCALE_SET_LABEL = "gpuci.runners/arc-scale-set"
+# The group of the role's reads in k8s_reads' answer (site.yml reads for every role at once).
+GROUP = "arc_runners"
+RUNNER_SET_API = "actions.github.com/v1alpha1"
 # The controller chart names its service account like its Deployment.
 CONTROLLER_SUFFIX = "gha-rs-controller"
 DEFAULT_WORK_VOLUME_ACCESS_MODES = ["ReadWriteOnce"]
@@ -98,7 +110,8 @@ def arc_runners_plan(settings, gpu_classes=None):
             secrets.append({"scale_set": scale_set["name"], "name": secret_name,
                             "namespace": scale_set["namespace"], "labels": labels})
         hook = rendered["hook_template"]
-        by_scale_set[scale_set["name"]] = {"secret": secret_name, "owns_secret": not scale_set.get("github_config_secret"),
+        by_scale_set[scale_set["name"]] = {"namespace": scale_set["namespace"], "secret": secret_name,
+                                           "owns_secret": not scale_set.get("github_config_secret"),
                                            "hook_configmap": hook["configmap_name"] if hook else None,
                                            "template": rendered["template"]}
         if hook is not None:
@@ -141,8 +154,33 @@ def arc_runners_plan(settings, gpu_classes=None):
         "by_scale_set": by_scale_set,
         "chart_paths": {"controller": chart_path(settings, CONTROLLER_CHART),
                         "scale_set": chart_path(settings, SCALE_SET_CHART)},
+        "converges": role_present and (wanted or bool(scale_sets)),
+        "reads": _reads(settings, scale_sets),
+        "readback_reads": [read(GROUP, "runner_sets", "AutoscalingRunnerSet", RUNNER_SET_API)],
         "problems": _problems(settings, wanted, planned=wanted or bool(scale_sets)) if role_present else [],
     }
+
+
+def _reads(settings, scale_sets):
+    """What the role decides from, in one k8s_reads run: the namespaces, our Secrets and hook ConfigMaps
+    (which pruning may remove), Helm's records of the releases (the removed scale sets' too: they are
+    pending while they exist) and the AutoscalingRunnerSets."""
+    ours = ["app.kubernetes.io/part-of=gpuci-runners", SCALE_SET_LABEL]
+    return [
+        read(GROUP, "namespaces", "Namespace"),
+        read(GROUP, "secrets", "Secret", label_selectors=ours),
+        read(GROUP, "configmaps", "ConfigMap", label_selectors=ours),
+        read(GROUP, "release_records", "Secret", helm_releases=True, label_selectors=release_record_selectors(
+            [settings["arc_runners_controller_release_name"]] + [s["name"] for s in scale_sets])),
+        # Empty until the controller chart has installed ARC's CRDs.
+        read(GROUP, "runner_sets", "AutoscalingRunnerSet", RUNNER_SET_API),
+        # Read by name, not told by API discovery: kubernetes.core caches
+        # discovery per API server URL, and a cluster made again at the same
+        # URL would be taken to serve the kind already. Only its existence
+        # counts: its schema (600 KB) stays out of the answer.
+        read(GROUP, "runner_set_crd", "CustomResourceDefinition", "apiextensions.k8s.io/v1",
+             name="autoscalingrunnersets.actions.github.com", hidden_fields=["spec", "status"]),
+    ]
 
 
 def _problems(settings, wanted, planned):
@@ -158,6 +196,11 @@ def _problems(settings, wanted, planned):
                         "(name and namespace): it is required when arc_runners_controller_enabled is false, and when "
                         "the role installs the controller its namespace must be arc_runners_controller_namespace "
                         "(%s)." % namespace)
+    charts = [chart_path(settings, chart) for chart in (CONTROLLER_CHART, SCALE_SET_CHART)]
+    # A file check on the controller, where helm_releases reads local charts.
+    if planned and settings.get("arc_runners_chart_path") and not all(os.path.isfile(path) for path in charts):
+        problems.append("arc_runners_chart_path %s must hold %s." % (
+            settings["arc_runners_chart_path"], " and ".join(os.path.basename(path) for path in charts)))
     return problems
 
 

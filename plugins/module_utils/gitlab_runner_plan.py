@@ -21,7 +21,12 @@ takes them, pools without their tokens) it returns:
 - ``release_selector``: selects the present pools' chart objects by release;
 - ``pool_label`` and ``created_annotation``: the label that ties an object
   to its pool, and the annotation on a token Secret whose runner the role
-  created in GitLab.
+  created in GitLab;
+- ``converges``: whether the role installs anything (state present);
+- ``reads`` and ``readback_reads``: what the role reads, as
+  ``gpuci.runners.k8s_reads`` takes it (answers under the group
+  ``gitlab_runner``), to decide what a converge would change and what to
+  remove, and after a converge to verify it.
 
 The role applies the plan; it computes it once per run (one set_fact), so a
 pool's config.toml is rendered once, not once per reference.
@@ -34,6 +39,7 @@ import copy
 from ansible_collections.gpuci.runners.plugins.module_utils.chart_source import check_chart_source
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_config import deep_merge, gitlab_runner_config
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_preflight import gitlab_runner_preflight
+from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import read
 from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import ownership_labels
 from ansible_collections.gpuci.runners.plugins.module_utils.pending_changes import release_record_selectors
 from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import GITLAB_POOL_DEFAULTS, GITLAB_SECRET_KEYS
@@ -45,6 +51,9 @@ CHART = "gitlab-runner"
 # Read back by the role's prune step once a pool has left the inventory.
 JOB_NAMESPACE_ANNOTATION = "gpuci.runners/job-namespace"
 POOL_LABEL = "gpuci.runners/pool"
+# The group of the role's reads in k8s_reads' answer (site.yml reads for every role at once).
+GROUP = "gitlab_runner"
+RBAC = "rbac.authorization.k8s.io/v1"
 # On a pool's token Secret: the GitLab URL the role created its runner in.
 CREATED_IN_ANNOTATION = "gpuci.runners/created-in-gitlab"
 FLEET_LABEL = "gpuci.runners/fleet"
@@ -98,12 +107,58 @@ def gitlab_runner_plan(settings, gpu_classes=None):
         "secrets": [{"pool": pool["name"], "name": token_secret_name(pool["name"]), "gitlab_url": pool["gitlab_url"],
                      "namespace": settings["gitlab_runner_namespace"], "labels": _pool_labels(labels, pool)}
                     for pool in present],
-        "release_selector": "release in (%s)" % ",".join(release["name"] for release in releases),
+        "release_selector": _release_selector(releases),
         "release_record_selectors": release_record_selectors(release["name"] for release in releases),
         "pool_label": POOL_LABEL,
         "created_annotation": CREATED_IN_ANNOTATION,
+        "converges": settings.get("gitlab_runner_state", "present") == "present",
+        "reads": _reads(settings, labels, releases),
+        "readback_reads": _readback_reads(settings, releases),
         "problems": [],
     }
+
+
+def _reads(settings, labels, releases):
+    """What the role decides from, in one k8s_reads run.
+
+    Each pool the role installed has a manager ServiceAccount labelled with
+    the fleet and the pool, so pools the inventory has forgotten are still
+    found; namespaces the role created carry the fleet's labels. The rest is
+    what a converge would apply and verify: its objects, Helm's release
+    records, the rendered ConfigMaps and the managers.
+    """
+    namespace = settings["gitlab_runner_namespace"]
+    pool_objects = ["%s=%s" % item for item in labels.items()] + [POOL_LABEL]
+    by_release = [_release_selector(releases)]
+    return [
+        read(GROUP, "namespaces", "Namespace"),
+        read(GROUP, "accounts", "ServiceAccount", label_selectors=pool_objects),
+        read(GROUP, "roles", "Role", RBAC, label_selectors=pool_objects),
+        read(GROUP, "role_bindings", "RoleBinding", RBAC, label_selectors=pool_objects),
+        read(GROUP, "secrets", "Secret", namespace=namespace, label_selectors=pool_objects),
+        read(GROUP, "release_records", "Secret", namespace=namespace, helm_releases=True,
+             label_selectors=release_record_selectors(release["name"] for release in releases)),
+        read(GROUP, "configmaps", "ConfigMap", namespace=namespace, label_selectors=by_release),
+        read(GROUP, "managers", "Deployment", "apps/v1", namespace=namespace, label_selectors=by_release),
+    ]
+
+
+def _readback_reads(settings, releases):
+    """What verification reads after a converge: the ConfigMaps the chart rendered, and the managers,
+    waited for until Available."""
+    if not releases:
+        return []
+    namespace, by_release = settings["gitlab_runner_namespace"], [_release_selector(releases)]
+    return [
+        read(GROUP, "configmaps", "ConfigMap", namespace=namespace, label_selectors=by_release),
+        read(GROUP, "managers", "Deployment", "apps/v1", namespace=namespace, label_selectors=by_release,
+             wait=True, wait_condition={"type": "Available", "status": "True"},
+             wait_timeout=int(settings["gitlab_runner_wait_timeout"])),
+    ]
+
+
+def _release_selector(releases):
+    return "release in (%s)" % ",".join(release["name"] for release in releases)
 
 
 def _with_defaults(pool, settings):

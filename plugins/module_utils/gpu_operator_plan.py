@@ -20,11 +20,18 @@ From the role's variables (under their own names) it returns:
 - ``node_labels``: the device plugin's config label and the marker that says
   the role set it;
 - ``deployment``, ``cluster_policy``: the chart's fixed names;
+- ``converges``: whether the role installs anything (state present);
+- ``reads`` and ``readback_reads``: what the role reads, as
+  ``gpuci.runners.k8s_reads`` takes it (answers under the group
+  ``gpu_operator``), to decide what a converge would change, and after a
+  converge to verify it;
 - ``problems``: settings the role cannot act on, each naming the variables
   at fault: ``gpu_operator_values`` keys that would silently override a
   dedicated variable, a version for a component the operator does not
-  install, MIG pools without the ``mixed`` strategy, time-slicing for a
-  class no pool uses (the runner roles' pools and scale sets come in
+  install, the operator's toolkit on a cluster whose GPU hosts manage their
+  own (``gpu_operator_host_toolkit_hosts``, from those hosts' variables),
+  MIG pools without the ``mixed`` strategy, time-slicing for a class no
+  pool uses (the runner roles' pools and scale sets come in
   ``gpu_operator_runner_pools``, each source a list or a dict keyed by
   name); ``warnings``: keys upstream removed.
 """
@@ -34,6 +41,7 @@ from __future__ import annotations
 from ansible_collections.gpuci.runners.plugins.module_utils.chart_source import check_chart_source
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_config import deep_merge
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_pod_patch import gpu_pod_patch
+from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import read
 from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import label_selectors, ownership_labels
 from ansible_collections.gpuci.runners.plugins.module_utils.pending_changes import release_record_selectors
 from ansible_collections.gpuci.runners.plugins.module_utils.time_slicing_config import (
@@ -44,6 +52,8 @@ from ansible_collections.gpuci.runners.plugins.module_utils.time_slicing_config 
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import require_mapping
 
 CHART = "gpu-operator"
+# The group of the role's reads in k8s_reads' answer (site.yml reads for every role at once).
+GROUP = "gpu_operator"
 # Fixed names in the chart (not derived from the release name).
 DEPLOYMENT = "gpu-operator"
 CLUSTER_POLICY = "cluster-policy"
@@ -130,12 +140,43 @@ def gpu_operator_plan(settings, gpu_classes=None):
         "deployment": DEPLOYMENT,
         "cluster_policy": CLUSTER_POLICY,
         "release_record_selectors": release_record_selectors([release_name]),
+        "converges": settings.get("gpu_operator_state", "present") == "present",
+        "reads": _reads(settings, labels, release_name),
+        "readback_reads": _readback_reads(settings),
         "problems": ["gpu_operator_values.%s.%s would override %s; set %s instead." % (section, key, variable, variable)
                      for section, key, variable in OWNED_VALUES if key in (user_values.get(section) or {})]
-        + _component_problems(settings) + _pool_problems(settings, slicing["classes"]),
+        + _component_problems(settings) + _host_toolkit_problems(settings) + _pool_problems(settings, slicing["classes"]),
         "warnings": ["gpu_operator_values.%s.%s is %s; the chart ignores it." % (section, key, note)
                      for section, key, note in REMOVED_VALUES if key in (user_values.get(section) or {})],
     }
+
+
+def _reads(settings, labels, release_name):
+    """What the role decides from, in one k8s_reads run: the ClusterPolicy (another release's?), our
+    namespace, time-slicing ConfigMap and RuntimeClass, the nodes (their labels), Helm's record of the
+    release and the operator Deployment."""
+    namespace = settings["gpu_operator_namespace"]
+    return [
+        read(GROUP, "policy", "ClusterPolicy", "nvidia.com/v1", name=CLUSTER_POLICY),
+        read(GROUP, "namespace", "Namespace", name=namespace),
+        read(GROUP, "configmaps", "ConfigMap", namespace=namespace, label_selectors=label_selectors(labels)),
+        read(GROUP, "nodes", "Node"),
+        read(GROUP, "runtime_class", "RuntimeClass", "node.k8s.io/v1", name=settings["gpu_operator_runtime_class"]),
+        read(GROUP, "release_records", "Secret", namespace=namespace, helm_releases=True,
+             label_selectors=release_record_selectors([release_name])),
+        read(GROUP, "deployment", "Deployment", "apps/v1", name=DEPLOYMENT, namespace=namespace),
+    ]
+
+
+def _readback_reads(settings):
+    """What verification reads after a converge: the operator Deployment, waited for until Available,
+    then the ClusterPolicy it reconciles."""
+    return [
+        read(GROUP, "deployment", "Deployment", "apps/v1", name=DEPLOYMENT, namespace=settings["gpu_operator_namespace"],
+             wait=True, wait_condition={"type": "Available", "status": "True"},
+             wait_timeout=int(settings["gpu_operator_wait_timeout"])),
+        read(GROUP, "policy", "ClusterPolicy", "nvidia.com/v1", name=CLUSTER_POLICY),
+    ]
 
 
 def _component_problems(settings):
@@ -146,6 +187,16 @@ def _component_problems(settings):
             for component in ("driver", "toolkit")
             if settings.get("gpu_operator_%s_version" % component)
             and not settings.get("gpu_operator_%s_enabled" % component)]
+
+
+def _host_toolkit_problems(settings):
+    """The operator's toolkit would fight the one GPU hosts manage themselves (the container_toolkit role)."""
+    hosts = settings.get("gpu_operator_host_toolkit_hosts") or []
+    if not settings.get("gpu_operator_toolkit_enabled") or not hosts:
+        return []
+    return ["gpu_operator_toolkit_enabled is true, but the GPU hosts %s (group %s) manage their own container toolkit "
+            "(container_toolkit_version is set for them). Set gpu_operator_toolkit_enabled: false, or stop managing "
+            "the toolkit on these hosts." % (", ".join(hosts), settings.get("gpu_operator_host_group"))]
 
 
 def _runner_pools(sources):

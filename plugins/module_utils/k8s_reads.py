@@ -14,6 +14,16 @@ from __future__ import annotations
 from ansible_collections.gpuci.runners.plugins.module_utils.helm_storage import stored_release
 
 
+def read(group, key, kind, api_version="v1", **options):
+    """One read as the module takes it: the roles' plans say what their role reads this way.
+
+    ``group`` puts its answer under ``groups.<group>.<key>``; the other
+    options are the module's (``name``, ``namespace``, ``label_selectors``,
+    ``hidden_fields``, ``helm_releases``, ``wait``...).
+    """
+    return dict({"group": group, "key": key, "kind": kind, "api_version": api_version}, **options)
+
+
 def duplicate_keys(reads):
     """The keys used by more than one read of one group, sorted (``group/key``): each answer needs its own key."""
     seen, doubled = set(), set()

@@ -50,12 +50,14 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
 )
 
 INPUT_KEYS = frozenset(("namespaces", "namespace_labels", "objects", "create_only", "found", "releases",
-                        "release_records", "awaited", "steps", "check_mode"))
+                        "release_records", "awaited", "steps", "check_mode", "apply_releases", "readback"))
 _EMPTY = ({}, [], "", None)
 
 
 def pending_changes(spec, path="pending_changes"):
-    """``{objects, releases, unavailable, steps, settled, summary, apply}``: what is pending, and what to apply.
+    """``{objects, releases, unavailable, steps, settled, summary, apply, apply_releases, readback}``.
+
+    What is pending, and what the converge must apply and read back.
 
     ``spec`` holds ``namespaces`` (names that must exist),
     ``namespace_labels`` (the labels of those the role creates), ``objects``
@@ -66,7 +68,13 @@ def pending_changes(spec, path="pending_changes"):
     answers Helm's storage Secrets with ``helm_releases``),
     ``awaited`` (live Deployments that must be Available), ``steps`` (what
     else the role must do this run, already named: removals, calls to another
-    API) and ``check_mode``. Every key is optional.
+    API), ``check_mode``, ``apply_releases`` (the releases a converge
+    applies, when not ``releases`` themselves) and ``readback`` (the reads
+    that verify a converge). Every key is optional.
+
+    ``apply_releases`` and ``readback`` come back as given, or empty when
+    nothing is pending (nothing to apply, and the one read verifies); the
+    read-back is empty in check mode too, where nothing was applied.
     """
     require_mapping(spec, path)
     reject_unknown_keys(spec, INPUT_KEYS, path)
@@ -92,8 +100,12 @@ def pending_changes(spec, path="pending_changes"):
     unavailable = [_describe(d) for d in object_list(spec.get("awaited"), child(path, "awaited")) if not available(d)]
     steps = [str(step) for step in spec.get("steps") or []]
     pending = names + releases + ["%s (not Available)" % name for name in unavailable] + steps
+    to_apply = spec.get("apply_releases")
+    to_apply = spec.get("releases") or [] if to_apply is None else to_apply
     return {"objects": names, "releases": releases, "unavailable": unavailable, "steps": steps,
             "settled": not pending, "apply": apply,
+            "apply_releases": list(to_apply) if pending else [],
+            "readback": [] if not pending or spec.get("check_mode") else list(spec.get("readback") or []),
             "summary": "To change: %s" % ", ".join(pending) if pending else
             "Nothing to change: the plan is in place (verified from the read)"}
 

@@ -104,6 +104,17 @@ def test_local_charts_come_from_the_chart_directory():
     assert arc_runners_plan(settings(L40S))["chart_paths"] == {"controller": None, "scale_set": None}
 
 
+def test_a_chart_directory_without_both_charts_is_a_problem(tmp_path):
+    (tmp_path / "gha-runner-scale-set-controller-0.14.2.tgz").write_bytes(b"chart")
+    assert arc_runners_plan(settings(L40S, arc_runners_chart_path=str(tmp_path)))["problems"] == [
+        "arc_runners_chart_path %s must hold gha-runner-scale-set-controller-0.14.2.tgz and "
+        "gha-runner-scale-set-0.14.2.tgz." % tmp_path]
+    (tmp_path / "gha-runner-scale-set-0.14.2.tgz").write_bytes(b"chart")
+    assert arc_runners_plan(settings(L40S, arc_runners_chart_path=str(tmp_path)))["problems"] == []
+    # Nothing of ARC planned, nothing to install from it.
+    assert arc_runners_plan(settings(arc_runners_chart_path="/mirror/arc"))["problems"] == []
+
+
 def test_absent_scale_sets_and_role_state_absent_plan_no_release():
     plan = arc_runners_plan(settings(dict(L40S, state="absent"), K8S))
     assert [r["name"] for r in plan["releases"]] == ["k8s-mode"]

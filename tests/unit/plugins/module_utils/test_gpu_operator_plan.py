@@ -127,6 +127,17 @@ def test_a_version_for_a_component_the_operator_does_not_install_is_a_problem():
     assert gpu_operator_plan(settings(gpu_operator_driver_version="570.86.15"))["problems"] == []
 
 
+def test_the_operators_toolkit_on_gpu_hosts_that_manage_their_own_is_a_problem():
+    (problem,) = gpu_operator_plan(settings(gpu_operator_toolkit_enabled=True, gpu_operator_host_group="gpu_hosts",
+                                            gpu_operator_host_toolkit_hosts=["a10-gpu-0"]))["problems"]
+    assert problem.startswith("gpu_operator_toolkit_enabled is true, but the GPU hosts a10-gpu-0 (group gpu_hosts) "
+                              "manage their own container toolkit (container_toolkit_version is set for them).")
+    assert gpu_operator_plan(settings(gpu_operator_toolkit_enabled=False, gpu_operator_host_group="gpu_hosts",
+                                      gpu_operator_host_toolkit_hosts=["a10-gpu-0"]))["problems"] == []
+    assert gpu_operator_plan(settings(gpu_operator_toolkit_enabled=True, gpu_operator_host_toolkit_hosts=[]))[
+        "problems"] == []
+
+
 @pytest.mark.parametrize("sources", [
     [[{"name": "a100-mig", "gpu_class": "a100", "mig_profile": "1g.10gb"}], []],
     [{"a100-mig": {"name": "a100-mig", "gpu_class": "a100", "mig_profile": "1g.10gb"}}, "not pools"],

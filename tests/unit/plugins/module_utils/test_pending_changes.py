@@ -71,7 +71,29 @@ def test_everything_in_place_is_settled():
                               "releases": [RELEASE], "release_records": [stored(RELEASE)],
                               "awaited": [deployment("l40s")], "steps": []})
     assert result == {"objects": [], "releases": [], "unavailable": [], "steps": [], "settled": True, "apply": [],
+                      "apply_releases": [], "readback": [],
                       "summary": "Nothing to change: the plan is in place (verified from the read)"}
+
+
+READBACK = [{"key": "managers", "kind": "Deployment", "wait": True}]
+
+
+def test_what_to_apply_and_read_back_only_when_something_is_pending():
+    settled = pending_changes({"releases": [RELEASE], "release_records": [stored(RELEASE)], "readback": READBACK})
+    assert settled["settled"] and settled["apply_releases"] == [] and settled["readback"] == []
+    changed = pending_changes({"releases": [RELEASE], "readback": READBACK})
+    assert changed["apply_releases"] == [RELEASE] and changed["readback"] == READBACK
+    # Nothing is applied in check mode, so nothing is read back.
+    assert pending_changes({"releases": [RELEASE], "readback": READBACK, "check_mode": True})["readback"] == []
+
+
+def test_the_releases_to_apply_may_differ_from_those_compared():
+    """ARC compares its removed scale sets' releases too, but applies only the present ones, in waves."""
+    removed = dict(RELEASE, name="old", state="absent")
+    waved = dict(RELEASE, wave=1)
+    result = pending_changes({"releases": [RELEASE, removed], "apply_releases": [waved],
+                              "release_records": [stored(RELEASE), stored(dict(RELEASE, name="old"))]})
+    assert result["releases"] == ["ci/old (uninstall)"] and result["apply_releases"] == [waved]
 
 
 def test_an_empty_plan_is_settled():
@@ -169,7 +191,7 @@ def test_deployments_that_are_not_available_are_named():
 def test_other_steps_keep_it_unsettled():
     assert pending_changes({"steps": ["remove pool old"]}) == {
         "objects": [], "releases": [], "unavailable": [], "steps": ["remove pool old"], "settled": False,
-        "apply": [], "summary": "To change: remove pool old"}
+        "apply": [], "apply_releases": [], "readback": [], "summary": "To change: remove pool old"}
 
 
 def test_missing_namespaces_are_pending():

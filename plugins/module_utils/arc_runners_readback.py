@@ -1,0 +1,68 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The arc_runners role's read-back: does each AutoscalingRunnerSet carry the pod template the plan rendered?
+
+The gha-runner-scale-set chart turns a release's values into one
+AutoscalingRunnerSet. A scale set is right when exactly one runner set of
+its name is in its namespace, names the credentials Secret the plan chose
+(``githubConfigSecret``) and carries the planned node selector, tolerations,
+runtime class and runner container resources: what places and sizes its GPU
+jobs. All problems are returned at once; ``[]`` means verified.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
+    child,
+    object_list,
+    reject_unknown_keys,
+    require_mapping,
+)
+
+INPUT_KEYS = frozenset(("by_scale_set", "runner_sets"))
+# The pod template fields compared, each with the API server's omitted value.
+POD_FIELDS = (("nodeSelector", {}), ("tolerations", []), ("runtimeClassName", ""))
+
+
+def arc_runners_readback(spec, path="readback"):
+    """Problems of the read-back (see the module docstring); ``[]`` when every scale set is verified.
+
+    ``spec`` holds ``by_scale_set`` (the plan's: per present scale set its
+    ``namespace``, ``secret`` and ``template``) and ``runner_sets``
+    (AutoscalingRunnerSet objects as ``k8s_reads`` returns them).
+    """
+    require_mapping(spec, path)
+    reject_unknown_keys(spec, INPUT_KEYS, path)
+    planned = require_mapping(spec.get("by_scale_set") or {}, child(path, "by_scale_set"))
+    runner_sets = object_list(spec.get("runner_sets"), child(path, "runner_sets"))
+    problems = []
+    for name, scale_set in planned.items():
+        where = "%s/%s" % (scale_set["namespace"], name)
+        found = [r for r in runner_sets if _meta(r).get("namespace") == scale_set["namespace"]
+                 and _meta(r).get("name") == name]
+        if len(found) != 1:
+            problems.append("expected one AutoscalingRunnerSet %s; found %d" % (where, len(found)))
+            continue
+        live = found[0].get("spec") or {}
+        if live.get("githubConfigSecret") != scale_set["secret"]:
+            problems.append("AutoscalingRunnerSet %s names githubConfigSecret %s, not %s"
+                            % (where, live.get("githubConfigSecret"), scale_set["secret"]))
+        wanted_pod = (scale_set["template"].get("spec") or {})
+        live_pod = ((live.get("template") or {}).get("spec") or {})
+        differing = [field for field, omitted in POD_FIELDS
+                     if live_pod.get(field, omitted) != wanted_pod.get(field, omitted)]
+        if _runner(live_pod).get("resources", {}) != _runner(wanted_pod).get("resources", {}):
+            differing.append("runner resources")
+        if differing:
+            problems.append("AutoscalingRunnerSet %s does not carry the pod template the role rendered: %s differ"
+                            % (where, ", ".join(differing)))
+    return problems
+
+
+def _meta(obj):
+    return obj.get("metadata") or {}
+
+
+def _runner(pod):
+    return next((c for c in pod.get("containers") or [] if c.get("name") == "runner"), {})
