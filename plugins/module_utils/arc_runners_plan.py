@@ -129,6 +129,10 @@ def arc_runners_plan(settings, gpu_classes=None):
         controller = _chart_release(settings, settings["arc_runners_controller_release_name"],
                                     settings["arc_runners_controller_namespace"], CONTROLLER_CHART, values)
     removed = [s for s in scale_sets if not role_present or s["state"] == "absent"]
+    # Every scale set, the removed ones too: their releases are pending while they exist.
+    record_selectors = release_record_selectors(
+        [settings["arc_runners_controller_release_name"]] + [s["name"] for s in scale_sets])
+    charts = {"controller": chart_path(settings, CONTROLLER_CHART), "scale_set": chart_path(settings, SCALE_SET_CHART)}
     # Without a live controller the chart's objects keep their cleanup
     # finalizers, so waiting for them would only time out: with
     # arc_runners_force_finalizers the role releases them itself afterwards.
@@ -148,20 +152,17 @@ def arc_runners_plan(settings, gpu_classes=None):
         "removed": removed,
         "removals": removals,
         "scale_set_label": SCALE_SET_LABEL,
-        # Every scale set, the removed ones too: their releases are pending while they exist.
-        "release_record_selectors": release_record_selectors(
-            [settings["arc_runners_controller_release_name"]] + [s["name"] for s in scale_sets]),
+        "release_record_selectors": record_selectors,
         "by_scale_set": by_scale_set,
-        "chart_paths": {"controller": chart_path(settings, CONTROLLER_CHART),
-                        "scale_set": chart_path(settings, SCALE_SET_CHART)},
+        "chart_paths": charts,
         "converges": role_present and (wanted or bool(scale_sets)),
-        "reads": _reads(settings, scale_sets),
+        "reads": _reads(record_selectors),
         "readback_reads": [read(GROUP, "runner_sets", "AutoscalingRunnerSet", RUNNER_SET_API)],
-        "problems": _problems(settings, wanted, planned=wanted or bool(scale_sets)) if role_present else [],
+        "problems": _problems(settings, wanted, wanted or bool(scale_sets), charts) if role_present else [],
     }
 
 
-def _reads(settings, scale_sets):
+def _reads(record_selectors):
     """What the role decides from, in one k8s_reads run: the namespaces, our Secrets and hook ConfigMaps
     (which pruning may remove), Helm's records of the releases (the removed scale sets' too: they are
     pending while they exist) and the AutoscalingRunnerSets."""
@@ -170,8 +171,7 @@ def _reads(settings, scale_sets):
         read(GROUP, "namespaces", "Namespace"),
         read(GROUP, "secrets", "Secret", label_selectors=ours),
         read(GROUP, "configmaps", "ConfigMap", label_selectors=ours),
-        read(GROUP, "release_records", "Secret", helm_releases=True, label_selectors=release_record_selectors(
-            [settings["arc_runners_controller_release_name"]] + [s["name"] for s in scale_sets])),
+        read(GROUP, "release_records", "Secret", helm_releases=True, label_selectors=record_selectors),
         # Empty until the controller chart has installed ARC's CRDs.
         read(GROUP, "runner_sets", "AutoscalingRunnerSet", RUNNER_SET_API),
         # Read by name, not told by API discovery: kubernetes.core caches
@@ -183,7 +183,7 @@ def _reads(settings, scale_sets):
     ]
 
 
-def _problems(settings, wanted, planned):
+def _problems(settings, wanted, planned, charts):
     owned = [key for key in OWNED_SCALE_SET_VALUES if key in (settings.get("arc_runners_scale_set_values") or {})]
     problems = ["arc_runners_scale_set_values may not set %s: the role builds them from each scale set."
                 % ", ".join(owned)] if owned else []
@@ -196,11 +196,11 @@ def _problems(settings, wanted, planned):
                         "(name and namespace): it is required when arc_runners_controller_enabled is false, and when "
                         "the role installs the controller its namespace must be arc_runners_controller_namespace "
                         "(%s)." % namespace)
-    charts = [chart_path(settings, chart) for chart in (CONTROLLER_CHART, SCALE_SET_CHART)]
+    paths = [charts["controller"], charts["scale_set"]]
     # A file check on the controller, where helm_releases reads local charts.
-    if planned and settings.get("arc_runners_chart_path") and not all(os.path.isfile(path) for path in charts):
+    if planned and settings.get("arc_runners_chart_path") and not all(os.path.isfile(path) for path in paths):
         problems.append("arc_runners_chart_path %s must hold %s." % (
-            settings["arc_runners_chart_path"], " and ".join(os.path.basename(path) for path in charts)))
+            settings["arc_runners_chart_path"], " and ".join(os.path.basename(path) for path in paths)))
     return problems
 
 

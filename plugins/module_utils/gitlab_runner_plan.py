@@ -39,7 +39,7 @@ import copy
 from ansible_collections.gpuci.runners.plugins.module_utils.chart_source import check_chart_source
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_config import deep_merge, gitlab_runner_config
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_preflight import gitlab_runner_preflight
-from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import read
+from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import AVAILABLE, read
 from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import ownership_labels
 from ansible_collections.gpuci.runners.plugins.module_utils.pending_changes import release_record_selectors
 from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import GITLAB_POOL_DEFAULTS, GITLAB_SECRET_KEYS
@@ -98,6 +98,8 @@ def gitlab_runner_plan(settings, gpu_classes=None):
     releases = [_release(pool, gitlab_runner_config(pool, gpu_classes, named_item(POOLS, pool, index), runtime_class),
                          labels, settings)
                 for index, pool in enumerate(pools) if pool["state"] == "present"]
+    selector = "release in (%s)" % ",".join(release["name"] for release in releases)
+    record_selectors = release_record_selectors(release["name"] for release in releases)
     return {
         "labels": labels,
         "pools": pools,
@@ -107,18 +109,18 @@ def gitlab_runner_plan(settings, gpu_classes=None):
         "secrets": [{"pool": pool["name"], "name": token_secret_name(pool["name"]), "gitlab_url": pool["gitlab_url"],
                      "namespace": settings["gitlab_runner_namespace"], "labels": _pool_labels(labels, pool)}
                     for pool in present],
-        "release_selector": _release_selector(releases),
-        "release_record_selectors": release_record_selectors(release["name"] for release in releases),
+        "release_selector": selector,
+        "release_record_selectors": record_selectors,
         "pool_label": POOL_LABEL,
         "created_annotation": CREATED_IN_ANNOTATION,
         "converges": settings.get("gitlab_runner_state", "present") == "present",
-        "reads": _reads(settings, labels, releases),
-        "readback_reads": _readback_reads(settings, releases),
+        "reads": _reads(settings, labels, selector, record_selectors),
+        "readback_reads": _readback_reads(settings, selector) if releases else [],
         "problems": [],
     }
 
 
-def _reads(settings, labels, releases):
+def _reads(settings, labels, selector, record_selectors):
     """What the role decides from, in one k8s_reads run.
 
     Each pool the role installed has a manager ServiceAccount labelled with
@@ -129,7 +131,6 @@ def _reads(settings, labels, releases):
     """
     namespace = settings["gitlab_runner_namespace"]
     pool_objects = ["%s=%s" % item for item in labels.items()] + [POOL_LABEL]
-    by_release = [_release_selector(releases)]
     return [
         read(GROUP, "namespaces", "Namespace"),
         read(GROUP, "accounts", "ServiceAccount", label_selectors=pool_objects),
@@ -137,28 +138,21 @@ def _reads(settings, labels, releases):
         read(GROUP, "role_bindings", "RoleBinding", RBAC, label_selectors=pool_objects),
         read(GROUP, "secrets", "Secret", namespace=namespace, label_selectors=pool_objects),
         read(GROUP, "release_records", "Secret", namespace=namespace, helm_releases=True,
-             label_selectors=release_record_selectors(release["name"] for release in releases)),
-        read(GROUP, "configmaps", "ConfigMap", namespace=namespace, label_selectors=by_release),
-        read(GROUP, "managers", "Deployment", "apps/v1", namespace=namespace, label_selectors=by_release),
+             label_selectors=record_selectors),
+        read(GROUP, "configmaps", "ConfigMap", namespace=namespace, label_selectors=[selector]),
+        read(GROUP, "managers", "Deployment", "apps/v1", namespace=namespace, label_selectors=[selector]),
     ]
 
 
-def _readback_reads(settings, releases):
+def _readback_reads(settings, selector):
     """What verification reads after a converge: the ConfigMaps the chart rendered, and the managers,
     waited for until Available."""
-    if not releases:
-        return []
-    namespace, by_release = settings["gitlab_runner_namespace"], [_release_selector(releases)]
+    namespace = settings["gitlab_runner_namespace"]
     return [
-        read(GROUP, "configmaps", "ConfigMap", namespace=namespace, label_selectors=by_release),
-        read(GROUP, "managers", "Deployment", "apps/v1", namespace=namespace, label_selectors=by_release,
-             wait=True, wait_condition={"type": "Available", "status": "True"},
-             wait_timeout=int(settings["gitlab_runner_wait_timeout"])),
+        read(GROUP, "configmaps", "ConfigMap", namespace=namespace, label_selectors=[selector]),
+        read(GROUP, "managers", "Deployment", "apps/v1", namespace=namespace, label_selectors=[selector],
+             wait=True, wait_condition=AVAILABLE, wait_timeout=int(settings["gitlab_runner_wait_timeout"])),
     ]
-
-
-def _release_selector(releases):
-    return "release in (%s)" % ",".join(release["name"] for release in releases)
 
 
 def _with_defaults(pool, settings):

@@ -41,7 +41,7 @@ from __future__ import annotations
 from ansible_collections.gpuci.runners.plugins.module_utils.chart_source import check_chart_source
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_config import deep_merge
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_pod_patch import gpu_pod_patch
-from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import read
+from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import AVAILABLE, read
 from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import label_selectors, ownership_labels
 from ansible_collections.gpuci.runners.plugins.module_utils.pending_changes import release_record_selectors
 from ansible_collections.gpuci.runners.plugins.module_utils.time_slicing_config import (
@@ -119,9 +119,10 @@ def gpu_operator_plan(settings, gpu_classes=None):
     labels = ownership_labels({"app.kubernetes.io/component": CHART, "app.kubernetes.io/instance": release_name})
     slicing = _time_slicing(settings, gpu_classes)
     user_values = settings.get("gpu_operator_values") or {}
+    selector, record_selectors = label_selectors(labels), release_record_selectors([release_name])
     return {
         "labels": labels,
-        "label_selector": label_selectors(labels),
+        "label_selector": selector,
         "namespace_labels": {**labels, **NAMESPACE_LABELS},
         "release": {
             "name": release_name,
@@ -139,9 +140,9 @@ def gpu_operator_plan(settings, gpu_classes=None):
         "node_labels": {"config": DEVICE_PLUGIN_LABEL, "marker": NODE_MARKER_LABEL},
         "deployment": DEPLOYMENT,
         "cluster_policy": CLUSTER_POLICY,
-        "release_record_selectors": release_record_selectors([release_name]),
+        "release_record_selectors": record_selectors,
         "converges": settings.get("gpu_operator_state", "present") == "present",
-        "reads": _reads(settings, labels, release_name),
+        "reads": _reads(settings, selector, record_selectors),
         "readback_reads": _readback_reads(settings),
         "problems": ["gpu_operator_values.%s.%s would override %s; set %s instead." % (section, key, variable, variable)
                      for section, key, variable in OWNED_VALUES if key in (user_values.get(section) or {})]
@@ -151,7 +152,7 @@ def gpu_operator_plan(settings, gpu_classes=None):
     }
 
 
-def _reads(settings, labels, release_name):
+def _reads(settings, selector, record_selectors):
     """What the role decides from, in one k8s_reads run: the ClusterPolicy (another release's?), our
     namespace, time-slicing ConfigMap and RuntimeClass, the nodes (their labels), Helm's record of the
     release and the operator Deployment."""
@@ -159,11 +160,11 @@ def _reads(settings, labels, release_name):
     return [
         read(GROUP, "policy", "ClusterPolicy", "nvidia.com/v1", name=CLUSTER_POLICY),
         read(GROUP, "namespace", "Namespace", name=namespace),
-        read(GROUP, "configmaps", "ConfigMap", namespace=namespace, label_selectors=label_selectors(labels)),
+        read(GROUP, "configmaps", "ConfigMap", namespace=namespace, label_selectors=selector),
         read(GROUP, "nodes", "Node"),
         read(GROUP, "runtime_class", "RuntimeClass", "node.k8s.io/v1", name=settings["gpu_operator_runtime_class"]),
         read(GROUP, "release_records", "Secret", namespace=namespace, helm_releases=True,
-             label_selectors=release_record_selectors([release_name])),
+             label_selectors=record_selectors),
         read(GROUP, "deployment", "Deployment", "apps/v1", name=DEPLOYMENT, namespace=namespace),
     ]
 
@@ -173,8 +174,7 @@ def _readback_reads(settings):
     then the ClusterPolicy it reconciles."""
     return [
         read(GROUP, "deployment", "Deployment", "apps/v1", name=DEPLOYMENT, namespace=settings["gpu_operator_namespace"],
-             wait=True, wait_condition={"type": "Available", "status": "True"},
-             wait_timeout=int(settings["gpu_operator_wait_timeout"])),
+             wait=True, wait_condition=AVAILABLE, wait_timeout=int(settings["gpu_operator_wait_timeout"])),
         read(GROUP, "policy", "ClusterPolicy", "nvidia.com/v1", name=CLUSTER_POLICY),
     ]
 

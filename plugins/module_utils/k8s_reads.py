@@ -14,6 +14,10 @@ from __future__ import annotations
 from ansible_collections.gpuci.runners.plugins.module_utils.helm_storage import stored_release
 
 
+# The wait condition of a read that waits for a Deployment to be Available.
+AVAILABLE = {"type": "Available", "status": "True"}
+
+
 def read(group, key, kind, api_version="v1", **options):
     """One read as the module takes it: the roles' plans say what their role reads this way.
 

@@ -100,8 +100,7 @@ def pending_changes(spec, path="pending_changes"):
     unavailable = [_describe(d) for d in object_list(spec.get("awaited"), child(path, "awaited")) if not available(d)]
     steps = [str(step) for step in spec.get("steps") or []]
     pending = names + releases + ["%s (not Available)" % name for name in unavailable] + steps
-    to_apply = spec.get("apply_releases")
-    to_apply = spec.get("releases") or [] if to_apply is None else to_apply
+    to_apply = spec["apply_releases"] if spec.get("apply_releases") is not None else spec.get("releases") or []
     return {"objects": names, "releases": releases, "unavailable": unavailable, "steps": steps,
             "settled": not pending, "apply": apply,
             "apply_releases": list(to_apply) if pending else [],

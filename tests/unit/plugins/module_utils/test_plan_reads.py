@@ -14,11 +14,11 @@ from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import dup
 
 import test_arc_runners_plan as arc
 import test_gitlab_runner_plan as gitlab
-import test_gpu_operator_plan as operator
+import test_gpu_operator_plan as gpu
 from test_k8s_reads import filled
 
 PLANS = {
-    "gpu_operator": lambda **o: gpu_operator_plan(operator.settings(**o)),
+    "gpu_operator": lambda **o: gpu_operator_plan(gpu.settings(**o)),
     "gitlab_runner": lambda **o: gitlab_runner_plan(gitlab.settings(gitlab.L40S, **o)),
     "arc_runners": lambda **o: arc_runners_plan(arc.settings(arc.L40S, **o)),
 }
@@ -51,7 +51,7 @@ def test_arc_converges_nothing_when_nothing_of_it_is_declared():
 
 
 def test_the_waits_of_the_read_back_take_the_roles_timeouts():
-    deployment = [r for r in gpu_operator_plan(operator.settings(gpu_operator_wait_timeout=42))["readback_reads"]
+    deployment = [r for r in gpu_operator_plan(gpu.settings(gpu_operator_wait_timeout=42))["readback_reads"]
                   if r["key"] == "deployment"][0]
     assert deployment["wait"] is True and deployment["wait_timeout"] == 42
     managers = [r for r in gitlab_runner_plan(gitlab.settings(gitlab.L40S, gitlab_runner_wait_timeout=7))["readback_reads"]
