@@ -52,6 +52,7 @@ GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSc
 
 _A100_80GB_MIG = ["1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"]
 _A100_40GB_MIG = ["1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"]
+_H200_141GB_MIG = ["1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"]
 
 # Product names are the GPU's name with spaces replaced by dashes, as GFD
 # writes them; memory is the GFD `nvidia.com/gpu.memory` value in MiB.
@@ -61,6 +62,7 @@ _BUILTIN_CLASSES = {
     "a100-40gb": {"product": "NVIDIA-A100-SXM4-40GB", "memory_mib": 40960, "mig_profiles": _A100_40GB_MIG, "gpu_access": ["cuda"]},
     "a10": {"product": "NVIDIA-A10", "memory_mib": 23028, "mig_profiles": [], "gpu_access": ["cuda"]},
     "h100": {"product": "NVIDIA-H100-80GB-HBM3", "memory_mib": 81559, "mig_profiles": _A100_80GB_MIG, "gpu_access": ["cuda"]},
+    "h200": {"product": "NVIDIA-H200", "memory_mib": 143771, "mig_profiles": _H200_141GB_MIG, "gpu_access": ["cuda"]},
     # A host with a render node (/dev/dri), labelled and tainted by the operator.
     "dri": {
         "product": None,
@@ -75,6 +77,11 @@ _BUILTIN_CLASSES = {
 
 def builtin_class_names():
     return sorted(_BUILTIN_CLASSES)
+
+
+def builtin_classes_of_product(product):
+    """The names of the built-in classes whose GPU is ``product`` (GFD's product label), sorted."""
+    return sorted(name for name, entry in _BUILTIN_CLASSES.items() if entry["product"] == product)
 
 
 def mig_resource(profile):

@@ -121,35 +121,46 @@ PROOF_INVENTORY = REPO_ROOT / "inventories" / "gpu-proof"
 
 
 @pytest.fixture(scope="module")
-def proof(playbooks, gpu_mode, tmp_path_factory):
+def proof_class(gpu_mode):
+    """The proof lane's class: h100 for the FAKE driver, else the host GPU's (as make gpu-proof picks it)."""
+    if gpu_mode == "fake":
+        return "h100"
+    done = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "gpu" / "gpu_class.py")],
+                          capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def proof(playbooks, gpu_mode, proof_class, tmp_path_factory):
     """site.yml and canary.yml of inventories/gpu-proof: the report of make gpu-proof."""
     report_dir = tmp_path_factory.mktemp("gpu-proof")
     extra = {**(FAKE_AS_H100 if gpu_mode == "fake" else {}), "gpu_canary_report_dir": str(report_dir),
-             "gpu_canary_fail_on_failed_lane": gpu_mode != "fake"}
+             "gpu_canary_fail_on_failed_lane": gpu_mode != "fake", "gpuci_proof_gpu_class": proof_class}
     playbooks.run("site.yml", inventory=PROOF_INVENTORY, extra_vars=extra).assert_ok()
     playbooks.run("canary.yml", inventory=PROOF_INVENTORY, extra_vars=extra).assert_ok()
     return json.loads((report_dir / "proof-report.json").read_text())
 
 
-def test_proof_lane_serves_both_systems_and_runs_on_the_gpu_node(proof):
+def test_proof_lane_serves_both_systems_and_runs_on_the_gpu_node(proof, proof_class):
     (lane,) = proof["lanes"]
-    assert lane["gpu_class"] == "h100" and lane["node"] == REAL_NODE and lane["node_simulated"] is False
-    assert lane["serves"] == {"gitlab_pools": ["h100"], "arc_scale_sets": ["h100"]}
+    assert lane["gpu_class"] == proof_class and lane["node"] == REAL_NODE and lane["node_simulated"] is False
+    assert lane["serves"] == {"gitlab_pools": [proof_class], "arc_scale_sets": [proof_class]}
 
 
 def test_a_fake_gpu_is_never_proved(proof, gpu_mode):
     if gpu_mode != "fake":
-        pytest.skip("a real GPU here: see test_the_h100_lane_is_proved")
+        pytest.skip("a real GPU here: see test_the_lane_is_proved")
     (lane,) = proof["lanes"]
     assert lane["result"] == "failed"
     assert "stand-in nvidia-smi: no GPU here" in lane["evidence"]
 
 
 @pytest.mark.gpu
-def test_the_h100_lane_is_proved(proof):
+def test_the_lane_is_proved(proof, proof_class):
     (lane,) = proof["lanes"]
     assert lane["result"] == "proved", lane
-    assert any("H100" in line for line in lane["evidence"]), lane["evidence"]
+    # nvidia-smi's row names the model: "NVIDIA H100 80GB HBM3", "NVIDIA H200"
+    assert any(proof_class.upper() in line for line in lane["evidence"]), lane["evidence"]
 
 
 def test_negative_control_script_refuses(proof, layout):

@@ -154,7 +154,9 @@ class Playbooks:
     def run(self, playbook: str, *, inventory: Path | str = LOCAL_INVENTORY, extra_vars: dict | None = None,
             check: bool = False, diff: bool = False, verbosity: int = 0, tags: str | None = None,
             timeout: float = 1200) -> PlaybookRun:
-        cmd = [str(REPO_ROOT / ".venv" / "bin" / "ansible-playbook"), "-i", str(inventory)]
+        # A GPU machine runs the tests from the unpacked bundle (docs/gpu-mode.md), without the venv.
+        playbook_bin = os.environ.get("GPUCI_ANSIBLE_PLAYBOOK") or str(REPO_ROOT / ".venv" / "bin" / "ansible-playbook")
+        cmd = [playbook_bin, "-i", str(inventory)]
         path = Path(playbook)
         cmd.append(str(path if path.is_absolute() else REPO_ROOT / "playbooks" / playbook))
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:

@@ -260,8 +260,10 @@ def unpack(into: Path) -> int:
 def env_lines(into: Path) -> list[str]:
     site = into / "site"
     return [
-        f"python3 -m pip install -q --no-index --no-deps --no-compile --target {site} {into}/wheels/*.whl",
+        f"python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target {site} {into}/wheels/*.whl",
         f"export GPUCI_TESTBED_CACHE={into}/cache GPUCI_CHARTS_DIR={into}/charts",
+        # The checkout as gpuci.runners, as `make venv` links it (the tests and the testbed's role run need it).
+        "mkdir -p .collections/ansible_collections/gpuci && ln -sfn ../../.. .collections/ansible_collections/gpuci/runners",
         f"export PYTHONPATH={site} ANSIBLE_COLLECTIONS_PATH={into}/collections:$PWD/.collections",
         f"export PATH={site}/bin:$PATH GPUCI_PYTHON=python3 GPUCI_ANSIBLE_PLAYBOOK={site}/bin/ansible-playbook",
     ]

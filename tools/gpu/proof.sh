@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# make gpu-proof: on a host with an NVIDIA GPU, prove an h100 lane for real.
+# make gpu-proof: on a host with an NVIDIA GPU, prove its lane (h100, h200) for real.
 # Starts the testbed in GPU mode (real-0 gets the host's GPU: container_toolkit
 # role, NVIDIA runtime, CDI, device plugin), converges inventories/gpu-proof
-# (an h100 GitLab pool and an h100 ARC scale set), runs the canary, runs the
-# negative control, looks for /dev/dri, prints the report, stops everything.
+# (a GitLab pool and an ARC scale set of the host GPU's built-in class), runs
+# the canary, runs the negative control, looks for /dev/dri, prints the
+# report, stops everything. GPUCI_PROOF_GPU_CLASS names the class instead
+# (a FAKE-driver try, with the class's product in GPUCI_PROOF_EXTRA_VARS).
 # Tools come from the venv, or from an unpacked bundle (docs/gpu-mode.md):
 # GPUCI_PYTHON and GPUCI_ANSIBLE_PLAYBOOK name them.
 set -euo pipefail
@@ -26,12 +28,16 @@ fi
 
 step() { printf '\n== [%4ds] %s\n' $((SECONDS - started)) "$*"; }
 
-step "testbed up in GPU mode"
+# The lane's class is the host GPU's built-in class (the lent machine is an H100 or an H200).
+gpu_class=${GPUCI_PROOF_GPU_CLASS:-$("$python" tools/gpu/gpu_class.py)}
+extra_vars=$("$python" -c 'import json, sys; print(json.dumps({**json.loads(sys.argv[1]), "gpuci_proof_gpu_class": sys.argv[2]}))' "$extra_vars" "$gpu_class")
+
+step "testbed up in GPU mode (the $gpu_class lane)"
 "$python" tools/testbed/testbed.py up --ttl 1200
 if [ -z "${GPUCI_KEEP_TESTBED:-}" ]; then
   trap '"$python" tools/testbed/testbed.py down' EXIT
 fi
-step "converge inventories/gpu-proof (h100 GitLab pool, h100 ARC scale set)"
+step "converge inventories/gpu-proof ($gpu_class GitLab pool, $gpu_class ARC scale set)"
 "$playbook" -i inventories/gpu-proof playbooks/site.yml -e "$extra_vars"
 step "canary: one proof job per lane"
 "$playbook" -i inventories/gpu-proof playbooks/canary.yml -e "$extra_vars" -e "gpu_canary_report_dir=$report_dir"

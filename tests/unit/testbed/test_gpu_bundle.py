@@ -96,6 +96,7 @@ def test_env_points_the_testbed_and_ansible_at_the_unpacked_bundle():
     assert "GPUCI_CHARTS_DIR=/var/tmp/b/charts" in lines
     assert "ANSIBLE_COLLECTIONS_PATH=/var/tmp/b/collections" in lines
     assert "--no-index" in lines and "GPUCI_ANSIBLE_PLAYBOOK=/var/tmp/b/site/bin/ansible-playbook" in lines
+    assert "ln -sfn ../../.. .collections/ansible_collections/gpuci/runners" in lines
 
 
 def test_wheels_already_on_the_gpu_machine_stay_behind():

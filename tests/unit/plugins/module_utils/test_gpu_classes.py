@@ -6,6 +6,7 @@ import pytest
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_classes import (
     builtin_class_names,
+    builtin_classes_of_product,
     get_class,
     deprecated_class_keys,
     merged_classes,
@@ -17,7 +18,13 @@ GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSc
 
 
 def test_builtin_names():
-    assert builtin_class_names() == ["a10", "a100", "a100-40gb", "dri", "h100", "l40s"]
+    assert builtin_class_names() == ["a10", "a100", "a100-40gb", "dri", "h100", "h200", "l40s"]
+
+
+def test_builtin_classes_of_product():
+    assert builtin_classes_of_product("NVIDIA-H200") == ["h200"]
+    assert builtin_classes_of_product("NVIDIA-H100-80GB-HBM3") == ["h100"]
+    assert builtin_classes_of_product("gpuci-FAKE-stand-in") == []
 
 
 @pytest.mark.parametrize(
@@ -28,6 +35,7 @@ def test_builtin_names():
         ("a100-40gb", "NVIDIA-A100-SXM4-40GB", 40960),
         ("a10", "NVIDIA-A10", 23028),
         ("h100", "NVIDIA-H100-80GB-HBM3", 81559),
+        ("h200", "NVIDIA-H200", 143771),
     ],
 )
 def test_builtin_nvidia_class(name, product, memory_mib):
@@ -45,6 +53,7 @@ def test_builtin_nvidia_class(name, product, memory_mib):
     [
         ("a100", ["1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"]),
         ("h100", ["1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"]),
+        ("h200", ["1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"]),
         ("a100-40gb", ["1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"]),
         ("l40s", []),
         ("a10", []),
