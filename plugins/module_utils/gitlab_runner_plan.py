@@ -140,7 +140,9 @@ def _reads(settings, labels, selector, record_selectors):
         read(GROUP, "release_records", "Secret", namespace=namespace, helm_releases=True,
              label_selectors=record_selectors),
         read(GROUP, "configmaps", "ConfigMap", namespace=namespace, label_selectors=[selector]),
-        read(GROUP, "managers", "Deployment", "apps/v1", namespace=namespace, label_selectors=[selector]),
+        # The managers' names and status; their pod spec is the chart's (a third of the read).
+        read(GROUP, "managers", "Deployment", "apps/v1", namespace=namespace, label_selectors=[selector],
+             hidden_fields=["spec"]),
     ]
 
 
@@ -151,7 +153,8 @@ def _readback_reads(settings, selector):
     return [
         read(GROUP, "configmaps", "ConfigMap", namespace=namespace, label_selectors=[selector]),
         read(GROUP, "managers", "Deployment", "apps/v1", namespace=namespace, label_selectors=[selector],
-             wait=True, wait_condition=AVAILABLE, wait_timeout=int(settings["gitlab_runner_wait_timeout"])),
+             wait=True, wait_condition=AVAILABLE, wait_timeout=int(settings["gitlab_runner_wait_timeout"]),
+             hidden_fields=["spec"]),
     ]
 
 

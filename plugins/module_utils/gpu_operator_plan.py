@@ -155,17 +155,21 @@ def gpu_operator_plan(settings, gpu_classes=None):
 def _reads(settings, selector, record_selectors):
     """What the role decides from, in one k8s_reads run: the ClusterPolicy (another release's?), our
     namespace, time-slicing ConfigMap and RuntimeClass, the nodes (their labels), Helm's record of the
-    release and the operator Deployment."""
+    release and the operator Deployment (its status).
+
+    Only what the role reads is kept: every task that names the answer pays for its size.
+    """
     namespace = settings["gpu_operator_namespace"]
     return [
         read(GROUP, "policy", "ClusterPolicy", "nvidia.com/v1", name=CLUSTER_POLICY),
         read(GROUP, "namespace", "Namespace", name=namespace),
         read(GROUP, "configmaps", "ConfigMap", namespace=namespace, label_selectors=selector),
-        read(GROUP, "nodes", "Node"),
+        read(GROUP, "nodes", "Node", hidden_fields=["spec", "status"]),
         read(GROUP, "runtime_class", "RuntimeClass", "node.k8s.io/v1", name=settings["gpu_operator_runtime_class"]),
         read(GROUP, "release_records", "Secret", namespace=namespace, helm_releases=True,
              label_selectors=record_selectors),
-        read(GROUP, "deployment", "Deployment", "apps/v1", name=DEPLOYMENT, namespace=namespace),
+        read(GROUP, "deployment", "Deployment", "apps/v1", name=DEPLOYMENT, namespace=namespace,
+             hidden_fields=["spec"]),
     ]
 
 
@@ -174,7 +178,8 @@ def _readback_reads(settings):
     then the ClusterPolicy it reconciles."""
     return [
         read(GROUP, "deployment", "Deployment", "apps/v1", name=DEPLOYMENT, namespace=settings["gpu_operator_namespace"],
-             wait=True, wait_condition=AVAILABLE, wait_timeout=int(settings["gpu_operator_wait_timeout"])),
+             wait=True, wait_condition=AVAILABLE, wait_timeout=int(settings["gpu_operator_wait_timeout"]),
+             hidden_fields=["spec"]),
         read(GROUP, "policy", "ClusterPolicy", "nvidia.com/v1", name=CLUSTER_POLICY),
     ]
 

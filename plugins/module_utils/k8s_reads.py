@@ -16,6 +16,31 @@ from ansible_collections.gpuci.runners.plugins.module_utils.helm_storage import 
 
 # The wait condition of a read that waits for a Deployment to be Available.
 AVAILABLE = {"type": "Available", "status": "True"}
+# The module's arguments; its action plugin validates them with the same spec.
+READ_OPTIONS = dict(
+    key=dict(type="str", required=True, no_log=False),
+    group=dict(type="str"),
+    kind=dict(type="str", required=True),
+    api_version=dict(type="str", default="v1"),
+    name=dict(type="str"),
+    namespace=dict(type="str"),
+    label_selectors=dict(type="list", elements="str", default=[]),
+    field_selectors=dict(type="list", elements="str", default=[]),
+    hidden_fields=dict(type="list", elements="str"),
+    helm_releases=dict(type="bool", default=False),
+    wait=dict(type="bool", default=False),
+    wait_condition=dict(type="dict"),
+    wait_timeout=dict(type="int", default=120),
+    wait_sleep=dict(type="int", default=5),
+)
+# The cluster as the playbooks' module_defaults name it; kubernetes.core's
+# client reads every other connection setting from K8S_AUTH_* variables.
+ARGUMENT_SPEC = dict(kubeconfig=dict(type="path"), context=dict(type="str"),
+                     reads=dict(type="list", elements="dict", required=True, options=READ_OPTIONS))
+# Left out of every answer: the API server's field ownership records, a third
+# of what a read returns, which no caller uses and every task that names the
+# answer would carry.
+ALWAYS_HIDDEN = ["metadata.managedFields"]
 
 
 def read(group, key, kind, api_version="v1", **options):
@@ -63,7 +88,7 @@ def read_all(find, reads):
             read["kind"], read["api_version"], name=read["name"], namespace=read["namespace"],
             label_selectors=read["label_selectors"], field_selectors=read["field_selectors"],
             wait=read["wait"], wait_sleep=read["wait_sleep"], wait_timeout=read["wait_timeout"],
-            condition=read["wait_condition"], hidden_fields=read["hidden_fields"])
+            condition=read["wait_condition"], hidden_fields=ALWAYS_HIDDEN + list(read["hidden_fields"] or []))
         if read.get("helm_releases"):
             answer = where[read["key"]]
             where[read["key"]] = dict(answer, resources=[

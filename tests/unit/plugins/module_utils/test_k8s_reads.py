@@ -6,8 +6,14 @@ import inspect
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
-from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import duplicate_keys, read_all, unreachable_message
-from ansible_collections.gpuci.runners.plugins.modules.k8s_reads import _READ_OPTIONS
+from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import (
+    ALWAYS_HIDDEN,
+    READ_OPTIONS,
+    duplicate_keys,
+    read_all,
+    unreachable_message,
+)
+from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads_client import answer_reads
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import K8sService
 
 from test_pending_changes import RELEASE, storage_secret
@@ -15,7 +21,7 @@ from test_pending_changes import RELEASE, storage_secret
 
 def filled(reads):
     """The reads as the module's argument spec hands them over, defaults filled in."""
-    result = ArgumentSpecValidator({"reads": dict(type="list", elements="dict", options=_READ_OPTIONS)}).validate(
+    result = ArgumentSpecValidator({"reads": dict(type="list", elements="dict", options=READ_OPTIONS)}).validate(
         {"reads": reads})
     assert not result.error_messages, result.error_messages
     return result.validated_parameters["reads"]
@@ -55,7 +61,7 @@ def test_options_reach_find_as_k8s_info_passes_them():
     (_kind, _version, options), = find.calls
     assert options == {"name": None, "namespace": "ci", "label_selectors": ["release in (a,b)"],
                        "field_selectors": ["metadata.name=a"], "wait": True, "wait_sleep": 2, "wait_timeout": 300,
-                       "condition": condition, "hidden_fields": ["spec"]}
+                       "condition": condition, "hidden_fields": ["metadata.managedFields", "spec"]}
 
 
 def test_a_bare_read_gets_k8s_infos_defaults():
@@ -64,7 +70,7 @@ def test_a_bare_read_gets_k8s_infos_defaults():
     (_kind, _version, options), = find.calls
     assert options["label_selectors"] == [] and options["field_selectors"] == []
     assert options["wait"] is False and options["wait_timeout"] == 120 and options["wait_sleep"] == 5
-    assert options["condition"] is None and options["hidden_fields"] is None
+    assert options["condition"] is None and options["hidden_fields"] == ALWAYS_HIDDEN == ["metadata.managedFields"]
 
 
 def test_every_option_passed_is_a_parameter_of_the_real_find():
@@ -121,3 +127,24 @@ def test_helm_releases_answers_the_revisions_storage_secrets_hold_and_skips_othe
         {"name": "l40s", "namespace": "ci", "version": 2, "status": "deployed", "chart": "gitlab-runner-0.86.0",
          "config": RELEASE["values"]}]}
     assert len(answers["reads"]["secrets"]["resources"]) == 2
+
+
+def test_answer_reads_refuses_a_key_used_twice_before_reaching_the_cluster():
+    result = answer_reads({"kubeconfig": "/nonexistent", "context": None,
+                           "reads": filled([{"key": "a", "kind": "Node"}, {"key": "a", "kind": "Namespace"}])})
+    assert result == {"failed": True, "msg": "k8s_reads: each read needs its own key; used more than once: a"}
+
+
+def test_answer_reads_names_the_kubeconfig_of_an_unreachable_api_server(tmp_path):
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: closed\n"
+        "clusters: [{name: closed, cluster: {server: 'https://127.0.0.1:9', insecure-skip-tls-verify: true}}]\n"
+        "users: [{name: nobody, user: {token: not-a-real-token}}]\n"
+        "contexts: [{name: closed, context: {cluster: closed, user: nobody}}]\n")
+    result = answer_reads({"kubeconfig": str(kubeconfig), "context": "closed",
+                           "reads": filled([{"key": "nodes", "kind": "Node"}])})
+    assert result["failed"] is True
+    assert result["msg"].startswith("Cannot reach the Kubernetes API server with kubeconfig %s and context closed: "
+                                    % kubeconfig), result["msg"]
+    assert "not-a-real-token" not in result["msg"]
