@@ -52,6 +52,7 @@ import os
 
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runner_template import arc_runner_template
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_preflight import CREDENTIAL_KEYS, SCALE_SETS, arc_runners_preflight
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_readback import named_secret_key
 from ansible_collections.gpuci.runners.plugins.module_utils.chart_source import check_chart_source
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import read
 from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import ownership_labels
@@ -156,8 +157,9 @@ def arc_runners_plan(settings, gpu_classes=None):
         "by_scale_set": by_scale_set,
         "chart_paths": charts,
         "converges": role_present and (wanted or bool(scale_sets)),
-        "reads": _reads(record_selectors),
-        "readback_reads": [read(GROUP, "runner_sets", "AutoscalingRunnerSet", RUNNER_SET_API)],
+        "reads": _reads(record_selectors) + _named_secret_reads(by_scale_set),
+        "readback_reads": [read(GROUP, "runner_sets", "AutoscalingRunnerSet", RUNNER_SET_API)]
+        + _named_secret_reads(by_scale_set),
         "problems": _problems(settings, wanted, wanted or bool(scale_sets), charts) if role_present else [],
     }
 
@@ -181,6 +183,15 @@ def _reads(record_selectors):
         read(GROUP, "runner_set_crd", "CustomResourceDefinition", "apiextensions.k8s.io/v1",
              name="autoscalingrunnersets.actions.github.com", hidden_fields=["spec", "status"]),
     ]
+
+
+def _named_secret_reads(by_scale_set):
+    """Each Secret a scale set names (github_config_secret), which the user makes (or another scale set's
+    Secret): verification needs it to exist, before and after a converge. Only its existence counts: its
+    data stays out of the answer."""
+    return [read(GROUP, named_secret_key(name), "Secret", name=entry["secret"], namespace=entry["namespace"],
+                 hidden_fields=["data", "stringData"])
+            for name, entry in by_scale_set.items() if not entry["owns_secret"]]
 
 
 def _problems(settings, wanted, planned, charts):

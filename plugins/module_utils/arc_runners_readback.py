@@ -8,7 +8,9 @@ AutoscalingRunnerSet. A scale set is right when exactly one runner set of
 its name is in its namespace, names the credentials Secret the plan chose
 (``githubConfigSecret``) and carries the planned node selector, tolerations,
 runtime class and runner container resources: what places and sizes its GPU
-jobs. All problems are returned at once; ``[]`` means verified.
+jobs. A Secret the user made and a scale set names (``github_config_secret``)
+must exist: the plan reads each under ``named_secret_key``. All problems are
+returned at once; ``[]`` means verified.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     require_mapping,
 )
 
-INPUT_KEYS = frozenset(("by_scale_set", "runner_sets"))
+INPUT_KEYS = frozenset(("by_scale_set", "runner_sets", "answers"))
 # The pod template fields compared, each with the API server's omitted value.
 POD_FIELDS = (("nodeSelector", {}), ("tolerations", []), ("runtimeClassName", ""))
 
@@ -29,14 +31,22 @@ def arc_runners_readback(spec, path="readback"):
     """Problems of the read-back (see the module docstring); ``[]`` when every scale set is verified.
 
     ``spec`` holds ``by_scale_set`` (the plan's: per present scale set its
-    ``namespace``, ``secret`` and ``template``) and ``runner_sets``
-    (AutoscalingRunnerSet objects as ``k8s_reads`` returns them).
+    ``namespace``, ``secret``, ``owns_secret`` and ``template``),
+    ``runner_sets`` (AutoscalingRunnerSet objects as ``k8s_reads`` returns
+    them) and ``answers`` (the role's k8s_reads answers verification reads
+    from, which hold the Secrets the scale sets name).
     """
     require_mapping(spec, path)
     reject_unknown_keys(spec, INPUT_KEYS, path)
     planned = require_mapping(spec.get("by_scale_set") or {}, child(path, "by_scale_set"))
     runner_sets = object_list(spec.get("runner_sets"), child(path, "runner_sets"))
-    problems = []
+    answers = require_mapping(spec.get("answers") or {}, child(path, "answers"))
+    problems = [
+        "The Secret %s/%s that scale set %s names in github_config_secret does not exist; its listener cannot "
+        "register with GitHub until it does." % (scale_set["namespace"], scale_set["secret"], name)
+        for name, scale_set in planned.items()
+        if not scale_set.get("owns_secret", True)
+        and not (answers.get(named_secret_key(name)) or {}).get("resources")]
     for name, scale_set in planned.items():
         where = "%s/%s" % (scale_set["namespace"], name)
         found = [r for r in runner_sets if _meta(r).get("namespace") == scale_set["namespace"]
@@ -58,6 +68,11 @@ def arc_runners_readback(spec, path="readback"):
             problems.append("AutoscalingRunnerSet %s does not carry the pod template the role rendered: %s differ"
                             % (where, ", ".join(differing)))
     return problems
+
+
+def named_secret_key(scale_set):
+    """The key of the read of the Secret a scale set names (github_config_secret), among the role's reads."""
+    return "named_secret/%s" % scale_set
 
 
 def _meta(obj):

@@ -74,7 +74,7 @@ def release_names(cluster) -> set[tuple[str, str]]:
 VERIFY_CHECKS = {
     "gpu_operator": "Check the ClusterPolicy carries the chosen settings",
     "gitlab_runner": "Check that each release holds the config.toml the role rendered",
-    "arc_runners": "Check that each AutoscalingRunnerSet carries the pod template and credentials Secret the role planned",
+    "arc_runners": "Check each AutoscalingRunnerSet against the plan, and that the Secrets scale sets name exist",
 }
 
 

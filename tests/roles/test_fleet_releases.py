@@ -79,8 +79,12 @@ def test_alone_a_role_reads_decides_applies_its_decision_then_finishes_and_verif
     assert objects["kubernetes.core.k8s"]["definition"] == "{{ __%s_pending.apply }}" % role
     assert releases["gpuci.runners.helm_releases"]["releases"] == "{{ __%s_pending.apply_releases }}" % role
     main = load("roles/%s/tasks/main.yml" % role)
-    (alone,) = [t for t in main if t.get("ansible.builtin.include_tasks") == "alone.yml"]
+    # One include for both states: alone.yml when present (outside the fleet), absent.yml when absent.
+    (alone,) = [t for t in main if "alone.yml" in str(t.get("ansible.builtin.include_tasks", {}).get("file"))]
     assert "not gpuci_fleet_apply | default(false)" in alone["when"]
+    assert alone["ansible.builtin.include_tasks"]["file"] == (
+        "{{ 'absent.yml' if %s_state == 'absent' else 'alone.yml' }}" % role)
+    assert "%s_state == 'absent' or" % role in alone["when"]
     steps = [t.get("ansible.builtin.import_tasks") for t in load("roles/%s/tasks/alone.yml" % role)]
     files = [s for s in steps if s]
     assert files[:2] == ["read.yml", "decide.yml"] and files[-3:] == ["releases.yml", "finish.yml", "verify.yml"]

@@ -8,7 +8,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpuci.runners.plugins.filter.arc_runners_readback import FilterModule
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_plan import arc_runners_plan
-from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_readback import arc_runners_readback
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_readback import arc_runners_readback, named_secret_key
 
 from test_arc_runners_plan import URL, settings
 
@@ -29,8 +29,12 @@ def runner_set(name, planned=None):
                      "template": copy.deepcopy(planned["template"])}}
 
 
+# The Secret the cpu scale set names (github_config_secret), as the role's read finds it.
+NAMED_SECRETS = {named_secret_key("cpu"): {"api_found": True, "resources": [{"metadata": {"name": "org-app"}}]}}
+
+
 def readback(runner_sets):
-    return arc_runners_readback({"by_scale_set": BY_SCALE_SET, "runner_sets": runner_sets})
+    return arc_runners_readback({"by_scale_set": BY_SCALE_SET, "runner_sets": runner_sets, "answers": NAMED_SECRETS})
 
 
 def test_runner_sets_that_carry_the_plan_are_verified():
@@ -91,3 +95,20 @@ def test_nothing_planned_nothing_to_verify():
 def test_bad_input_fails_naming_the_filter_and_field():
     with pytest.raises(AnsibleFilterError, match=r"gpuci\.runners\.arc_runners_readback: readback\.runner_sets"):
         FilterModule().filters()["arc_runners_readback"]({"by_scale_set": BY_SCALE_SET, "runner_sets": "none"})
+
+
+def test_a_secret_a_scale_set_names_must_exist():
+    runner_sets = [runner_set("l40s"), runner_set("cpu")]
+    missing = arc_runners_readback({"by_scale_set": BY_SCALE_SET, "runner_sets": runner_sets,
+                                    "answers": {named_secret_key("cpu"): {"api_found": True, "resources": []}}})
+    assert missing == ["The Secret %s/org-app that scale set cpu names in github_config_secret does not exist; "
+                       "its listener cannot register with GitHub until it does." % BY_SCALE_SET["cpu"]["namespace"]]
+    assert readback(runner_sets) == []
+
+
+def test_the_plan_reads_each_named_secret_without_its_data_and_only_those():
+    named = [r for r in PLAN["reads"] if r["key"].startswith("named_secret/")]
+    assert named == [{"group": "arc_runners", "key": named_secret_key("cpu"), "kind": "Secret", "api_version": "v1",
+                      "name": "org-app", "namespace": BY_SCALE_SET["cpu"]["namespace"],
+                      "hidden_fields": ["data", "stringData"]}]
+    assert [r for r in PLAN["readback_reads"] if r["key"].startswith("named_secret/")] == named
