@@ -231,7 +231,9 @@ def object_list(value, path):
     if not isinstance(value, (list, tuple)):
         raise ValidationError(path, "must be a list, not %s" % type_name(value))
     for index, entry in enumerate(value):
-        require_mapping(entry, item(path, index))
+        # Not shown: an entry may be a Secret's data that lost its object.
+        if not isinstance(entry, Mapping):
+            raise ValidationError(item(path, index), "must be a mapping, not %s" % type_name(entry))
     return plain(list(value))
 
 

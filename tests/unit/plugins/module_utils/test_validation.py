@@ -9,6 +9,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.scheduling import ch
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     ValidationError,
     check_int,
+    object_list,
     plain,
     reject_unknown_keys,
     renamed_key,
@@ -76,3 +77,13 @@ def test_renamed_key_reads_the_old_name_and_refuses_both():
     with pytest.raises(ValidationError, match=r"^p\[name=x\]\.lane: is the deprecated name of p\[name=x\]\.gpu_access"):
         renamed_key({"lane": "dri", "gpu_access": "dri"}, "lane", "gpu_access", "p[name=x]")
     assert renamed_key_deprecation("p[name=x]", "lane", "gpu_access") == "p[name=x].lane is deprecated, use p[name=x].gpu_access"
+
+
+def test_object_list_names_a_non_mapping_entry_without_showing_it():
+    assert object_list(None, "answers") == []
+    assert object_list([{"metadata": {"name": "a"}}], "answers") == [{"metadata": {"name": "a"}}]
+    with pytest.raises(ValidationError) as raised:
+        object_list([{"metadata": {}}, "glrt-SECRET-token"], "answers.secrets")
+    assert str(raised.value) == "answers.secrets[1]: must be a mapping, not str"
+    with pytest.raises(ValidationError, match="answers: must be a list, not str"):
+        object_list("glrt-SECRET-token", "answers")
