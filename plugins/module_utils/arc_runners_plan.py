@@ -134,6 +134,7 @@ def arc_runners_plan(settings, gpu_classes=None):
     record_selectors = release_record_selectors(
         [settings["arc_runners_controller_release_name"]] + [s["name"] for s in scale_sets])
     charts = {"controller": chart_path(settings, CONTROLLER_CHART), "scale_set": chart_path(settings, SCALE_SET_CHART)}
+    named_secrets = _named_secret_reads(by_scale_set)
     # Without a live controller the chart's objects keep their cleanup
     # finalizers, so waiting for them would only time out: with
     # arc_runners_force_finalizers the role releases them itself afterwards.
@@ -157,9 +158,8 @@ def arc_runners_plan(settings, gpu_classes=None):
         "by_scale_set": by_scale_set,
         "chart_paths": charts,
         "converges": role_present and (wanted or bool(scale_sets)),
-        "reads": _reads(record_selectors) + _named_secret_reads(by_scale_set),
-        "readback_reads": [read(GROUP, "runner_sets", "AutoscalingRunnerSet", RUNNER_SET_API)]
-        + _named_secret_reads(by_scale_set),
+        "reads": _reads(record_selectors) + named_secrets,
+        "readback_reads": [read(GROUP, "runner_sets", "AutoscalingRunnerSet", RUNNER_SET_API)] + named_secrets,
         "problems": _problems(settings, wanted, wanted or bool(scale_sets), charts) if role_present else [],
     }
 

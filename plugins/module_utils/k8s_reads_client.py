@@ -52,4 +52,7 @@ def answer_reads(params):
         answers = read_all(K8sService(client, reader).find, params["reads"])
     except CoreException as error:
         return {"failed": True, "msg": str(error)}
-    return dict(changed=False, warnings=reader.warnings, **answers) if reader.warnings else dict(changed=False, **answers)
+    result = dict(changed=False, **answers)
+    if reader.warnings:
+        result["warnings"] = reader.warnings
+    return result
