@@ -31,6 +31,7 @@ import os
 import re
 import tarfile
 import tempfile
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 # Bytes of helm's stderr kept in an error: its last lines say what failed.
@@ -132,6 +133,9 @@ class Helm:
         self.binary = binary
         self.kube_args = kube_args or []
         self._rollback_flag = None
+        # The releases of a wave are upgraded from several threads, and each
+        # asks for the flag: one `helm version` answers them all.
+        self._version_lock = threading.Lock()
 
     def call(self, args: list[str], what: str) -> str:
         rc, out, err = self.run([self.binary, *args, *self.kube_args])
@@ -141,9 +145,10 @@ class Helm:
 
     def rollback_flag(self) -> str:
         """helm 4 renamed --atomic to --rollback-on-failure."""
-        if self._rollback_flag is None:
-            version = self.call(["version", "--template", "{{.Version}}"], "helm version").strip()
-            self._rollback_flag = "--rollback-on-failure" if version.startswith("v4") else "--atomic"
+        with self._version_lock:
+            if self._rollback_flag is None:
+                version = self.call(["version", "--template", "{{.Version}}"], "helm version").strip()
+                self._rollback_flag = "--rollback-on-failure" if version.startswith("v4") else "--atomic"
         return self._rollback_flag
 
     def deployed(self, namespace: str) -> dict[str, dict]:

@@ -11,6 +11,7 @@ gitlab_runner role applies its pools through the module.
 import json
 import os
 import threading
+import time
 
 import pytest
 
@@ -184,6 +185,22 @@ def test_helm_4_rolls_back_with_its_own_flag():
     apply(helm, [release()])
     (upgrade,) = helm.verbs("upgrade")
     assert "--rollback-on-failure" in upgrade and "--atomic" not in upgrade
+
+
+class SlowVersionHelm(RecordedHelm):
+    """helm whose `version` takes a while, so that the threads of a wave all ask before any answer."""
+
+    def __call__(self, argv):
+        if argv[1] == "version":
+            time.sleep(0.05)
+        return super().__call__(argv)
+
+
+def test_one_helm_version_serves_a_whole_wave():
+    helm = SlowVersionHelm()
+    apply(helm, [release(f"pool-{n}") for n in range(6)])
+    assert len(helm.verbs("upgrade")) == 6
+    assert len(helm.verbs("version")) == 1
 
 
 @pytest.mark.parametrize("deployed, wanted, same", [
