@@ -1,0 +1,39 @@
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""make bench's table and its CPU accounting, over a recorded result (no testbed, no timing)."""
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SPEC = importlib.util.spec_from_file_location("bench_converge", ROOT / "benchmarks" / "converge.py")
+converge = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(converge)
+
+
+def recorded_result() -> dict:
+    """Run l's numbers, with the CPU fields that runs since then record."""
+    result = json.loads((ROOT / "benchmarks/results/2026-11-26l-vm-2cpu.json").read_text())
+    result["clusters"].update(one_cluster_cpu_s=10.8, three_clusters_cpu_s=29.8, cpu_floor_s=14.9, cpu_floor_ratio=1.94)
+    return result
+
+
+def test_table_says_which_targets_are_met():
+    rows = {line.split("  ")[0]: line for line in converge.table(recorded_result()).splitlines()}
+    assert rows["(a) site.yml converge, same releases"].endswith(" met")
+    assert rows["(b) site.yml no-op rerun (changed=0)"].endswith("NOT met")
+    assert rows["(d) site.yml on three clusters (forks)"].endswith("NOT met")
+
+
+def test_table_shows_the_cpu_floor_of_three_clusters():
+    (floor,) = [line for line in converge.table(recorded_result()).splitlines() if line.startswith("(d) its CPU floor")]
+    assert "CPUs" in floor and "14.9" in floor and "1.94" in floor
+    assert "one cluster: 10.8 cpu-s, three: 29.8" in floor
+
+
+def test_busy_cpu_seconds_only_grow():
+    first = converge.busy_cpu_seconds()
+    sum(range(5_000_000))  # some CPU work of this process
+    assert converge.busy_cpu_seconds() > first > 0
