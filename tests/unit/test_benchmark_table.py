@@ -37,3 +37,10 @@ def test_busy_cpu_seconds_only_grow():
     first = converge.busy_cpu_seconds()
     sum(range(5_000_000))  # some CPU work of this process
     assert converge.busy_cpu_seconds() > first > 0
+
+
+def test_a_ratio_just_over_its_target_is_not_met_though_it_prints_as_the_target():
+    result = recorded_result()
+    result["reference"].update(noop_s=1.45, converge_s=7.1, noop_to_converge_ratio=0.204)
+    (row,) = [line for line in converge.table(result).splitlines() if line.startswith("(b)")]
+    assert " 0.20 " in row and row.endswith("NOT met")
