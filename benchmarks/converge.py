@@ -21,9 +21,10 @@ timed converge and its rerun, each from the same clean state (CRDs, which
 Helm keeps, exist for both). The two extra clusters of (d) get their own
 warm-up and teardown before the three are timed, so all start alike; the
 machine's busy CPU seconds of (a) and (d) give (d)'s floor on this machine.
-Each step prints a progress line as it starts and ends. Prints a table, writes benchmarks/results/latest.json.
-GPUCI_TESTBED_STATE and the testbed's port variables select a private testbed
-instance, as for the tests (tools/testbed/lib/layout.py).
+Each step prints a progress line as it starts and ends. Prints a table,
+writes benchmarks/results/latest.json. GPUCI_TESTBED_STATE and the
+testbed's port variables select a private testbed instance, as for the
+tests (tools/testbed/lib/layout.py).
 """
 from __future__ import annotations
 
