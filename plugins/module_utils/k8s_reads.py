@@ -11,6 +11,8 @@ the API server does not serve). Only the process is shared.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 from ansible_collections.gpuci.runners.plugins.module_utils.helm_storage import stored_release
 
 
@@ -41,6 +43,10 @@ ARGUMENT_SPEC = dict(kubeconfig=dict(type="path"), context=dict(type="str"),
 # of what a read returns, which no caller uses and every task that names the
 # answer would carry.
 ALWAYS_HIDDEN = ["metadata.managedFields"]
+# Reads in flight at once. A read is a GET, or a wait that polls one: they
+# spend their time on the API server, not here, so a run of 21 reads takes
+# about as long as its slowest few, and its waits run side by side.
+CONCURRENT_READS = 8
 
 
 def read(group, key, kind, api_version="v1", **options):
@@ -70,27 +76,34 @@ def unreachable_message(kubeconfig, context, error):
 
 
 def read_all(find, reads):
-    """Answer each read with ``find`` (K8sService.find), in the reads' order.
+    """Answer each read with ``find`` (K8sService.find), at once (CONCURRENT_READS).
 
     Returns ``{"reads": {key: answer}, "groups": {group: {key: answer}}}``,
-    each answer k8s_info's result; a read with a ``group`` is answered
-    under it. Each read comes as the module's argument spec fills it in
-    (its defaults are k8s_info's). ``find`` raises on an API error, as
-    k8s_info fails; the answers read before it are of no use to a caller
-    that must then stop. A read with ``helm_releases`` is answered with
-    the releases Helm's storage Secrets hold, not the Secrets
+    each answer k8s_info's result, in the reads' order; a read with a
+    ``group`` is answered under it. Each read comes as the module's argument
+    spec fills it in (its defaults are k8s_info's). ``find`` raises on an API
+    error, as k8s_info fails: the first read in order that failed raises
+    here, after every read has ended; the other answers are of no use to a
+    caller that must then stop. A read with ``helm_releases`` is answered
+    with the releases Helm's storage Secrets hold, not the Secrets
     (module_utils/helm_storage.py).
     """
+    with ThreadPoolExecutor(max_workers=CONCURRENT_READS) as pool:
+        pending = [pool.submit(_answer, find, read) for read in reads]
     answers = {"reads": {}, "groups": {}}
-    for read in reads:
+    for read, future in zip(reads, pending):
         where = answers["groups"].setdefault(read["group"], {}) if read.get("group") else answers["reads"]
-        where[read["key"]] = find(
-            read["kind"], read["api_version"], name=read["name"], namespace=read["namespace"],
-            label_selectors=read["label_selectors"], field_selectors=read["field_selectors"],
-            wait=read["wait"], wait_sleep=read["wait_sleep"], wait_timeout=read["wait_timeout"],
-            condition=read["wait_condition"], hidden_fields=ALWAYS_HIDDEN + list(read["hidden_fields"] or []))
-        if read.get("helm_releases"):
-            answer = where[read["key"]]
-            where[read["key"]] = dict(answer, resources=[
-                release for release in map(stored_release, answer.get("resources") or []) if release])
+        where[read["key"]] = future.result()
     return answers
+
+
+def _answer(find, read):
+    answer = find(
+        read["kind"], read["api_version"], name=read["name"], namespace=read["namespace"],
+        label_selectors=read["label_selectors"], field_selectors=read["field_selectors"],
+        wait=read["wait"], wait_sleep=read["wait_sleep"], wait_timeout=read["wait_timeout"],
+        condition=read["wait_condition"], hidden_fields=ALWAYS_HIDDEN + list(read["hidden_fields"] or []))
+    if read.get("helm_releases"):
+        answer = dict(answer, resources=[
+            release for release in map(stored_release, answer.get("resources") or []) if release])
+    return answer

@@ -48,8 +48,13 @@ def answer_reads(params):
     except Exception as error:  # pylint: disable=broad-exception-caught
         return {"failed": True, "msg": unreachable_message(params["kubeconfig"], params["context"], error)}
     reader = _Reader()
+    service = K8sService(client, reader)
     try:
-        answers = read_all(K8sService(client, reader).find, params["reads"])
+        # The API of each kind is looked up here, one after another: the
+        # client's discovery cache is then only read by the reads' threads.
+        for kind, api_version in sorted({(read["kind"], read["api_version"]) for read in params["reads"]}):
+            service.find_resource(kind, api_version)
+        answers = read_all(service.find, params["reads"])
     except CoreException as error:
         return {"failed": True, "msg": str(error)}
     result = dict(changed=False, **answers)

@@ -23,7 +23,7 @@ def recorded_result() -> dict:
 def test_table_says_which_targets_are_met():
     rows = {line.split("  ")[0]: line for line in converge.table(recorded_result()).splitlines()}
     assert rows["(a) site.yml converge, same releases"].endswith(" met")
-    assert rows["(b) site.yml no-op rerun (changed=0)"].endswith("NOT met")
+    assert rows["(b) site.yml no-op, median of 3 (changed=0)"].endswith("NOT met")
     assert rows["(d) site.yml on three clusters (forks)"].endswith("NOT met")
 
 

@@ -3,11 +3,15 @@
 """k8s_reads answers each read through kubernetes.core's K8sService.find, keyed, in order."""
 
 import inspect
+import threading
+import time
 
+import pytest
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import (
     ALWAYS_HIDDEN,
+    CONCURRENT_READS,
     READ_OPTIONS,
     duplicate_keys,
     read_all,
@@ -48,7 +52,37 @@ def test_each_read_is_answered_under_its_key_in_order():
     assert list(answers["reads"]) == ["namespaces", "policy"]
     assert answers["reads"]["namespaces"]["resources"][0]["metadata"]["name"] == "a"
     assert answers["reads"]["policy"]["api_found"] is False
-    assert [call[:2] for call in find.calls] == [("Namespace", "v1"), ("ClusterPolicy", "nvidia.com/v1")]
+    # The reads run at once: each is asked for, in whatever order the threads start.
+    assert sorted(call[:2] for call in find.calls) == [("ClusterPolicy", "nvidia.com/v1"), ("Namespace", "v1")]
+
+
+def test_reads_are_in_flight_together():
+    """Each read waits until three are in flight: one after another, the first would wait alone and fail."""
+    assert CONCURRENT_READS >= 3
+    together = threading.Barrier(3, timeout=5)
+
+    def find(kind, api_version, **options):
+        together.wait()
+        return {"api_found": True, "resources": [{"kind": kind}]}
+
+    answers = read_all(find, filled([{"key": key, "kind": kind} for key, kind in
+                                     [("c", "ConfigMap"), ("a", "Secret"), ("b", "Node")]]))
+    assert list(answers["reads"]) == ["c", "a", "b"]
+    assert answers["reads"]["a"]["resources"] == [{"kind": "Secret"}]
+
+
+def test_the_first_failing_read_in_order_is_the_error_even_when_a_later_one_fails_sooner():
+    def find(kind, api_version, **options):
+        if kind == "Secret":
+            time.sleep(0.2)
+            raise RuntimeError("forbidden: secrets")
+        if kind == "Node":
+            raise RuntimeError("forbidden: nodes")
+        return {"api_found": True, "resources": []}
+
+    with pytest.raises(RuntimeError, match="forbidden: secrets"):
+        read_all(find, filled([{"key": "maps", "kind": "ConfigMap"}, {"key": "secrets", "kind": "Secret"},
+                               {"key": "nodes", "kind": "Node"}]))
 
 
 def test_options_reach_find_as_k8s_info_passes_them():
