@@ -70,12 +70,14 @@ def release_names(cluster) -> set[tuple[str, str]]:
     return {(r["namespace"], r["name"]) for r in helm_releases(cluster) if r["namespace"] in NAMESPACES}
 
 
-# Each role's verify tag and the check its verify.yml makes on a converged cluster.
+# Each role's verify tag and the check its verify.yml makes on a converged
+# cluster; site.yml makes them all in one task.
 VERIFY_CHECKS = {
     "gpu_operator": "Check the ClusterPolicy carries the chosen settings",
     "gitlab_runner": "Check that each release holds the config.toml the role rendered",
     "arc_runners": "Check each AutoscalingRunnerSet against the plan, and that the Secrets scale sets name exist",
 }
+FLEET_CHECK = "Check what each role applied or found against its plan (module_utils/fleet_readback.py)"
 
 
 def verify_tags_verify_and_change_nothing(playbooks):
@@ -89,9 +91,13 @@ def verify_tags_verify_and_change_nothing(playbooks):
     for name, run in runs.items():
         assert run.assert_ok().changed == 0, f"--tags verify changed something in {name}:\n{run.output[-3000:]}"
     for role, check in VERIFY_CHECKS.items():
-        for name in ("site.yml", role):
-            assert re.search(r"TASK \[gpuci\.runners\.%s : %s.*\n(ok|changed): " % (role, re.escape(check)),
-                             runs[name].output), f"{name} --tags {role}_verify did not check: {check}"
+        assert re.search(r"TASK \[gpuci\.runners\.%s : %s.*\n(ok|changed): " % (role, re.escape(check)),
+                         runs[role].output), f"{role}.yml --tags {role}_verify did not check: {check}"
+    # site.yml checks every role in one task, which names the roles it checked.
+    checked = re.search(r"TASK \[%s\].*\nok: (.*\n)+?(?=\n|TASK|PLAY)" % re.escape(FLEET_CHECK), runs["site.yml"].output)
+    assert checked, f"site.yml --tags ..._verify did not check: {FLEET_CHECK}"
+    said = " ".join(checked.group(0).split())
+    assert "Checked against their plans: %s." % ", ".join(VERIFY_CHECKS) in said, said
 
 
 def test_teardown_leaves_nothing_behind(testbed, playbooks):

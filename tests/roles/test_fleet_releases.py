@@ -9,7 +9,9 @@ it decided (releases.yml: the apply and apply_releases of
 main.yml stops after the plan; one k8s_reads task reads every role's plan's
 reads, each role's decide.yml decides, tasks/fleet_converge.yml applies every
 role's objects in one kubernetes.core.k8s task and every release in one
-helm_releases task, then each role's finish.yml and verify.yml run. A role
+helm_releases task, then each role's finish.yml runs, and one fleet_readback
+task checks every role against its plan (what each role's verify.yml checks
+alone). A role
 whose fact or file the playbook does not name would have its changes
 silently left out of a converge. The play names only the roles' facts, so
 it works with private_role_vars.
@@ -43,6 +45,12 @@ def step(tasks, module, register=None):
     return call
 
 
+def fleet_verify(tasks):
+    """The one task that checks every role against its plan."""
+    (task,) = [t for t in tasks if "gpuci.runners.fleet_readback" in str(t.get("vars", {}).get("_gpuci_verified"))]
+    return task
+
+
 def imported(tasks, role, file):
     (task,) = [t for t in tasks if t.get("ansible.builtin.import_role") ==
                {"name": "gpuci.runners.%s" % role, "tasks_from": file}]
@@ -68,8 +76,12 @@ def test_in_site_the_plans_reads_go_out_at_once_and_each_role_decides_from_its_g
     converge = step(tasks, "ansible.builtin.include_tasks")
     assert converge["ansible.builtin.include_tasks"] == "tasks/fleet_converge.yml"
     assert "not __%s_pending.settled" % role in converge["when"]
-    verify = imported(tasks, role, "verify.yml")
-    assert "_gpuci_%s_decided | bool and not ansible_check_mode" % role in verify["when"]
+    verify = fleet_verify(tasks)
+    checked = verify["vars"]["_gpuci_verified"]
+    assert "[['{0}', {{'plan': __{0}_plan, 'pending': __{0}_pending}}]]\n".format(role) in checked
+    assert "if _gpuci_%s_decided | bool else []" % role in checked
+    assert "not ansible_check_mode" in verify["when"] and "_gpuci_%s_decided | bool" % role in verify["when"]
+    assert role + "_verify" in verify["tags"]
     assert tasks.index(fleet_read) < tasks.index(decide) < tasks.index(converge) < tasks.index(verify)
 
 
@@ -130,10 +142,15 @@ def test_gitlab_restarts_managers_from_whichever_step_applied_the_token_secrets(
 
 
 @pytest.mark.parametrize("role", CLUSTER_ROLES)
-def test_verification_reads_the_read_back_when_there_was_one_else_the_one_read(role):
-    verified = load("roles/%s/vars/main.yml" % role)["_%s_verified_reads" % role]
-    assert "_%s_answers if not __%s_pending.readback" % (role, role) in verified
-    assert "__gpuci_readback if gpuci_fleet_apply" in verified and verified.endswith(".groups.%s }}" % role)
+def test_verification_hands_over_the_read_and_the_read_back_fleet_readback_chooses_from(role):
+    """Alone, the role's own read and read-back; in site.yml, the fleet's: fleet_readback picks per role."""
+    (alone_check,) = [t for t in load("roles/%s/tasks/verify.yml" % role) if "ansible.builtin.assert" in t]
+    alone = alone_check["vars"]["__%s_verified" % role]
+    assert "'read': __{0}_cluster.groups, 'readback': __{0}_readback.groups | default({{}})".format(role) in alone
+    assert "'roles': {{'{0}': {{'plan': __{0}_plan, 'pending': __{0}_pending}}}}".format(role) in alone
+    assert alone.rstrip().endswith("| gpuci.runners.fleet_readback }}")
+    fleet = fleet_verify(fleet_play()["tasks"])["vars"]["_gpuci_verified"]
+    assert "'read': __gpuci_cluster.groups, 'readback': __gpuci_readback.groups | default({})" in fleet
     (own_read,) = [t for t in load("roles/%s/tasks/alone.yml" % role) if "gpuci.runners.k8s_reads" in t]
     assert own_read["gpuci.runners.k8s_reads"]["reads"] == "{{ __%s_pending.readback }}" % role
     assert own_read["register"] == "__%s_readback" % role
