@@ -17,7 +17,8 @@ from __future__ import annotations
 import hashlib
 import re
 
-from ansible_collections.gpuci.runners.plugins.module_utils.gpu_classes import merged_classes
+from ansible_collections.gpuci.runners.plugins.module_utils.canary_checks import JOB_PREFIX, lane_commands
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_classes import GPU_ACCESS_MODES, merged_classes
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_request import cuda_runtime_class, resolve_gpu_request
 from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import labels_match
 from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import (
@@ -27,6 +28,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import (
 )
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     ValidationError,
+    check_str_list,
     child,
     item,
     optional_choice,
@@ -40,7 +42,8 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
 )
 
 INPUT_KEYS = frozenset(
-    ("gitlab_pools", "arc_scale_sets", "gitlab_runtime_class", "arc_runtime_class", "nodes", "runtime_classes")
+    ("gitlab_pools", "arc_scale_sets", "gitlab_runtime_class", "arc_runtime_class", "setup_commands",
+     "cuda_sample_commands", "nodes", "runtime_classes")
 )
 STATES = ("present", "absent")
 CONTAINER_MODES = ("none", "dind", "kubernetes")
@@ -64,12 +67,18 @@ def canary_lanes(spec, gpu_classes=None, path="canary"):
     ``spec`` holds ``gitlab_pools`` and ``arc_scale_sets`` (as the runner
     roles take them), the RuntimeClass each role gives cuda lanes that name
     none (``gitlab_runtime_class``, ``arc_runtime_class``: None for the
-    default, ``""`` for none) and, optionally, ``nodes`` (Node objects as
-    the API returns them) and ``runtime_classes`` (names). With ``nodes``
-    every lane carries ``node_check``.
+    default, ``""`` for none), the commands run before a lane's checks per
+    gpu_access (``setup_commands``) and after them on cuda lanes
+    (``cuda_sample_commands``) and, optionally, ``nodes`` (Node objects as
+    the API returns them) and ``runtime_classes`` (names). Every lane
+    carries the ``commands`` its Job and CI snippets run and its Job's name
+    (``job_name``, module_utils/canary_checks.py); with ``nodes`` it carries
+    ``node_check``.
     """
     require_mapping(spec, path)
     reject_unknown_keys(spec, INPUT_KEYS, path)
+    setup_commands = _setup_commands(spec.get("setup_commands"), child(path, "setup_commands"))
+    cuda_sample_commands = check_str_list(spec.get("cuda_sample_commands") or [], child(path, "cuda_sample_commands"))
     classes = merged_classes(gpu_classes)
     lanes = {}
     for consumer in _consumers(spec, path):
@@ -80,12 +89,21 @@ def canary_lanes(spec, gpu_classes=None, path="canary"):
             lane = lanes[key] = _new_lane(consumer["gpu"], request)
         lane[consumer["kind"]].append(consumer["entry"])
     result = _with_unique_names(list(lanes.values()))
+    for lane in result:
+        lane["commands"] = lane_commands(lane, setup_commands, cuda_sample_commands)
+        lane["job_name"] = JOB_PREFIX + lane["name"]
     if spec.get("nodes") is not None:
         nodes = _check_list(spec["nodes"], child(path, "nodes"))
         runtime_classes = _check_names(spec.get("runtime_classes"), child(path, "runtime_classes"))
         for lane in result:
             lane["node_check"] = node_check(lane, nodes, runtime_classes)
     return result
+
+
+def _setup_commands(value, path):
+    commands = require_mapping(value or {}, path)
+    reject_unknown_keys(commands, GPU_ACCESS_MODES, path)
+    return dict((access, check_str_list(commands[access] or [], child(path, access))) for access in commands)
 
 
 def _gitlab_entry(pool, path):

@@ -25,6 +25,7 @@ from __future__ import annotations
 import datetime
 import re
 
+from ansible_collections.gpuci.runners.plugins.module_utils.canary_checks import CHECKS, CONTEXT_PATTERN, JOB_PREFIX, MIG_PROFILE
 from ansible_collections.gpuci.runners.plugins.module_utils.canary_lanes import (
     KWOK_ANNOTATION,
     SIMULATED_GPU_LABEL,
@@ -51,7 +52,6 @@ INPUT_KEYS = frozenset((
 RESULTS = ("proved", "scheduled-only", "failed")
 # How much of a failed container's own output a result quotes.
 OUTPUT_LINES = 20
-MIG_PLACEHOLDER = "@MIG_PROFILE@"
 CONTAINER = "canary"
 SIMULATED_REASON = "simulated node (kwok): containers do not run"
 SIMULATED_GPU_REASON = ("real node with simulated GPUs (label %s=true): the container ran and %s; "
@@ -64,10 +64,10 @@ def canary_verdict(spec, path="verdict"):
 
     ``spec`` holds ``lanes``, ``jobs``, ``pods``, ``logs``, ``nodes`` (lists
     as the modules return them; all but ``lanes`` may be missing or empty),
-    ``checks`` (check name -> ``evidence`` patterns and ``proof`` text, the
-    role's ``_gpu_canary_checks``), ``context_pattern`` (log lines worth
-    quoting besides the evidence), ``job_prefix`` (a lane's Job is
-    ``<job_prefix><lane name>``), ``job_timeout`` (seconds, for the reason of
+    ``checks`` (check name -> ``evidence`` patterns and ``proof`` text),
+    ``context_pattern`` (log lines worth quoting besides the evidence) and
+    ``job_prefix`` (a lane's Job is ``<job_prefix><lane name>``), each
+    canary_checks' own unless given, ``job_timeout`` (seconds, for the reason of
     an unfinished Job), ``checked_at`` (when the node checks ran: the start
     of a lane without a Job) and optionally ``now`` (the end of a lane whose
     Job did not finish; default the current UTC time).
@@ -82,9 +82,9 @@ def canary_verdict(spec, path="verdict"):
     logs = object_list(spec.get("logs"), child(path, "logs"))
     events = object_list(spec.get("events"), child(path, "events"))
     nodes = object_list(spec.get("nodes"), child(path, "nodes"))
-    checks = _checks(spec.get("checks"), lanes, path)
-    context_pattern = _pattern(spec.get("context_pattern") or "", child(path, "context_pattern"))
-    job_prefix = _str(spec, "job_prefix", path, default="")
+    checks = _checks(spec.get("checks", CHECKS), lanes, path)
+    context_pattern = _pattern(spec.get("context_pattern", CONTEXT_PATTERN) or "", child(path, "context_pattern"))
+    job_prefix = _str(spec, "job_prefix", path, default=JOB_PREFIX)
     job_timeout = check_int(spec.get("job_timeout"), child(path, "job_timeout"), minimum=1)
     checked_at = _str(spec, "checked_at", path)
     now = _str(spec, "now", path, default="") or datetime.datetime.now(datetime.timezone.utc).strftime(_TIME_FORMAT)
@@ -118,7 +118,7 @@ def judge_lane(lane, context):
     finish = _finish(job)
     container = _first(c for c in _status(pod).get("containerStatuses") or [] if c.get("name") == CONTAINER)
     check = context["checks"][lane["check"]]
-    patterns = [p.replace(MIG_PLACEHOLDER, re.escape(lane.get("mig_profile") or "")) for p in check["evidence"]]
+    patterns = [p.replace(MIG_PROFILE, re.escape(lane.get("mig_profile") or "")) for p in check["evidence"]]
     log_lines = log.get("log_lines")
     lines = [str(line) for line in log_lines] if isinstance(log_lines, list) else None
 
@@ -338,7 +338,7 @@ def _checks(value, lanes, path):
         if not patterns:
             raise ValidationError(child(check_path, "evidence"), "needs at least one pattern")
         for index, pattern in enumerate(patterns):
-            _pattern(pattern.replace(MIG_PLACEHOLDER, ""), item(child(check_path, "evidence"), index))
+            _pattern(pattern.replace(MIG_PROFILE, ""), item(child(check_path, "evidence"), index))
         if not isinstance(check.get("proof"), str) or not check["proof"]:
             raise ValidationError(child(check_path, "proof"), "must be a non-empty string", check.get("proof"))
     return checks

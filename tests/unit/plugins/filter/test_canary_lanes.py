@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from ansible_collections.gpuci.runners.plugins.module_utils.canary_checks import CHECKS, JOB_PREFIX, MIG_PROFILE
 from ansible_collections.gpuci.runners.plugins.module_utils.canary_lanes import canary_lanes
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_pod_patch import gpu_pod_patch
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError
@@ -189,3 +190,33 @@ def test_deprecated_lane_is_the_same_request_as_gpu_access():
     (lane,) = canary_lanes({"gitlab_pools": pools})
     assert (lane["name"], lane["gpu_access"], [p["name"] for p in lane["gitlab_pools"]]) == ("dri-dri", "dri", ["old", "new"])
     assert "lane" not in lane  # the lane record says gpu_access, whichever name the pool used
+
+
+def test_each_lane_carries_its_commands_setup_first_then_its_check_then_cuda_samples():
+    setup = {"cuda": ["nvidia-smi -L"], "dri": ["apt-get install -y vulkan-tools"]}
+    samples = ["/usr/local/cuda/extras/demo_suite/deviceQuery"]
+    result = by_name(lanes(setup_commands=setup, cuda_sample_commands=samples))
+    assert result["l40s-cuda-1gpu"]["commands"] == ["nvidia-smi -L"] + CHECKS["nvidia-smi"]["commands"] + samples
+    # The lane's MIG profile takes the place of the check's placeholder.
+    assert result["a100-cuda-mig-1g-10gb"]["commands"] == [
+        "nvidia-smi -L", "nvidia-smi -L | tee /tmp/gpu-canary.txt", "grep -q 'MIG 1g.10gb ' /tmp/gpu-canary.txt",
+        "/usr/local/cuda/extras/demo_suite/deviceQuery"]
+    assert not any(MIG_PROFILE in c for lane in result.values() for c in lane["commands"])
+    # No CUDA sample on a /dev/dri lane.
+    assert result["dri-dri"]["commands"] == ["apt-get install -y vulkan-tools"] + CHECKS["dri"]["commands"]
+
+
+def test_without_commands_given_a_lane_runs_its_check_alone_and_names_its_job():
+    result = by_name(lanes())
+    assert result["l40s-cuda-1gpu"]["commands"] == CHECKS["nvidia-smi"]["commands"]
+    assert {lane["job_name"] for lane in result.values()} == {JOB_PREFIX + name for name in result}
+
+
+@pytest.mark.parametrize("extra, message", [
+    ({"setup_commands": {"rocm": ["x"]}}, "canary.setup_commands.rocm: unknown key"),
+    ({"setup_commands": {"cuda": "nvidia-smi"}}, "canary.setup_commands.cuda: must be a list of strings"),
+    ({"cuda_sample_commands": [""]}, r"canary.cuda_sample_commands\[0\]: must be a non-empty string"),
+])
+def test_bad_commands_are_named(extra, message):
+    with pytest.raises(ValidationError, match=message):
+        lanes(**extra)

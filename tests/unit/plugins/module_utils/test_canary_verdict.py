@@ -4,17 +4,19 @@
 
 The cluster answers here are shaped as kubernetes.core.k8s_info and k8s_log
 return them (Job, Pod and Node objects; k8s_log results of a loop with
-loop_var pod), and the checks are the role's own (roles/gpu_canary/vars).
+loop_var pod), and the checks are the canary's own (module_utils/canary_checks.py),
+which the verdict uses unless given others.
 """
 import copy
 import json
 import pathlib
 
 import pytest
-import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpuci.runners.plugins.filter.canary_verdict import FilterModule
+from ansible_collections.gpuci.runners.plugins.module_utils.canary_checks import CHECKS
+from ansible_collections.gpuci.runners.plugins.module_utils.canary_checks import JOB_PREFIX as PREFIX
 from ansible_collections.gpuci.runners.plugins.module_utils.canary_lanes import canary_lanes
 from ansible_collections.gpuci.runners.plugins.module_utils.canary_verdict import OUTPUT_LINES, canary_verdict, node_table
 from ansible_collections.gpuci.runners.plugins.module_utils.proof_report import SCHEMA_VERSION
@@ -22,10 +24,6 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import Va
 
 REPO = pathlib.Path(__file__).resolve().parents[4]
 ROLE = REPO / "roles" / "gpu_canary"
-ROLE_VARS = yaml.safe_load((ROLE / "vars" / "main.yml").read_text())
-CHECKS = ROLE_VARS["_gpu_canary_checks"]
-CONTEXT = ROLE_VARS["_gpu_canary_context_pattern"]
-PREFIX = ROLE_VARS["_gpu_canary_job_prefix"]
 NAMESPACE = "gpu-canary"
 CHECKED_AT = "2026-03-02T10:00:00Z"
 NOW = "2026-03-02T10:11:00Z"
@@ -162,8 +160,7 @@ def log_failed(pod_object, message):
 
 def verdict(lanes, jobs=(), pods=(), logs=(), nodes=None, **extra):
     nodes = NODES if nodes is None else nodes
-    spec = {"lanes": lanes, "jobs": jobs, "pods": pods, "logs": logs, "nodes": nodes,
-            "checks": CHECKS, "context_pattern": CONTEXT, "job_prefix": PREFIX, "job_timeout": 600,
+    spec = {"lanes": lanes, "jobs": jobs, "pods": pods, "logs": logs, "nodes": nodes, "job_timeout": 600,
             "checked_at": CHECKED_AT, "now": NOW}
     spec.update(extra)
     return canary_verdict(spec)

@@ -13,7 +13,6 @@ import pathlib
 
 import jsonschema
 import pytest
-import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpuci.runners.plugins.filter.proof_report import FilterModule
@@ -23,7 +22,6 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import Va
 
 REPO = pathlib.Path(__file__).resolve().parents[4]
 ROLE = REPO / "roles" / "gpu_canary"
-ROLE_VARS = yaml.safe_load((ROLE / "vars" / "main.yml").read_text())
 SCHEMA = json.loads((ROLE / "files" / "proof-report.schema.json").read_text())
 
 # Judging real nodes: made-up answers of a cluster with real (non-kwok) nodes.
@@ -109,8 +107,7 @@ HELM_LIST = [
 
 def report(lanes, jobs=(), pods=(), logs=(), nodes=None, **extra):
     spec = {"lanes": lanes, "jobs": jobs, "pods": pods, "logs": logs, "nodes": REAL_NODES if nodes is None else nodes,
-            "checks": ROLE_VARS["_gpu_canary_checks"], "context_pattern": ROLE_VARS["_gpu_canary_context_pattern"],
-            "job_prefix": ROLE_VARS["_gpu_canary_job_prefix"], "job_timeout": 600,
+            "job_timeout": 600,
             "checked_at": "2026-01-01T00:00:00Z", "now": "2026-01-01T00:11:00Z",
             "cluster": {"name": "c", "context": "ctx", "kubernetes_version": "v1.34.4", "simulated": False},
             "namespace": "gpu-canary", "helm_list": {"rc": 0, "stdout": json.dumps(HELM_LIST), "stderr": ""},
