@@ -46,8 +46,10 @@ CHECKS = {
 }
 # Log lines worth quoting besides the evidence (the GPU's name, the driver).
 CONTEXT_PATTERN = r"deviceName|driverName|driverInfo|^GPU [0-9]+:"
-# A lane's Job is <JOB_PREFIX><lane name>; the verdict finds it by that name.
+# A lane's Job is <JOB_PREFIX><lane name>; the verdict finds it by that name,
+# and the container that runs the checks by CONTAINER.
 JOB_PREFIX = "gpu-canary-"
+CONTAINER = "canary"
 
 
 def lane_commands(lane, setup_commands, cuda_sample_commands):

@@ -25,7 +25,13 @@ from __future__ import annotations
 import datetime
 import re
 
-from ansible_collections.gpuci.runners.plugins.module_utils.canary_checks import CHECKS, CONTEXT_PATTERN, JOB_PREFIX, MIG_PROFILE
+from ansible_collections.gpuci.runners.plugins.module_utils.canary_checks import (
+    CHECKS,
+    CONTAINER,
+    CONTEXT_PATTERN,
+    JOB_PREFIX,
+    MIG_PROFILE,
+)
 from ansible_collections.gpuci.runners.plugins.module_utils.canary_lanes import (
     KWOK_ANNOTATION,
     SIMULATED_GPU_LABEL,
@@ -52,7 +58,6 @@ INPUT_KEYS = frozenset((
 RESULTS = ("proved", "scheduled-only", "failed")
 # How much of a failed container's own output a result quotes.
 OUTPUT_LINES = 20
-CONTAINER = "canary"
 SIMULATED_REASON = "simulated node (kwok): containers do not run"
 SIMULATED_GPU_REASON = ("real node with simulated GPUs (label %s=true): the container ran and %s; "
                         "no GPU there to prove" % (SIMULATED_GPU_LABEL, "%s"))
