@@ -52,9 +52,12 @@ def answer_reads(params):
     try:
         # The API of each kind is looked up here, one after another: the
         # client's discovery cache is then only read by the reads' threads.
-        for kind, api_version in sorted({(read["kind"], read["api_version"]) for read in params["reads"]}):
-            service.find_resource(kind, api_version)
-        answers = read_all(service.find, params["reads"])
+        # A kind the API server does not serve is looked up again by each
+        # of its reads, which resets that cache: those reads go alone.
+        served = set(pair for pair in sorted(set((read["kind"], read["api_version"]) for read in params["reads"]))
+                     if service.find_resource(*pair))
+        answers = read_all(service.find, params["reads"],
+                           at_once=lambda read: (read["kind"], read["api_version"]) in served)
     except CoreException as error:
         return {"failed": True, "msg": str(error)}
     result = dict(changed=False, **answers)
