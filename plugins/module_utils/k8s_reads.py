@@ -91,27 +91,26 @@ def read_all(find, reads, at_once=lambda read: True):
     answered with the releases Helm's storage Secrets hold, not the Secrets
     (module_utils/helm_storage.py).
     """
-    alone = [read for read in reads if not at_once(read)]
-    answered = {}
-    for read in alone:
-        try:
-            answered[id(read)] = (_answer(find, read), None)
-        except Exception as error:  # pylint: disable=broad-exception-caught
-            answered[id(read)] = (None, error)
-    together = [read for read in reads if at_once(read)]
+    outcomes = dict((id(read), _outcome(find, read)) for read in reads if not at_once(read))
     with ThreadPoolExecutor(max_workers=CONCURRENT_READS) as pool:
-        pending = [(read, pool.submit(_answer, find, read)) for read in together]
-    for read, future in pending:
-        error = future.exception()
-        answered[id(read)] = (None, error) if error else (future.result(), None)
+        pending = dict((id(read), pool.submit(_outcome, find, read)) for read in reads if at_once(read))
+    outcomes.update((key, future.result()) for key, future in pending.items())
     answers = {"reads": {}, "groups": {}}
     for read in reads:
-        answer, error = answered[id(read)]
-        if error:
+        answer, error = outcomes[id(read)]
+        if error is not None:
             raise error
         where = answers["groups"].setdefault(read["group"], {}) if read.get("group") else answers["reads"]
         where[read["key"]] = answer
     return answers
+
+
+def _outcome(find, read):
+    """``(answer, None)``, or ``(None, error)``: read_all raises the first error in the reads' order."""
+    try:
+        return _answer(find, read), None
+    except Exception as error:  # pylint: disable=broad-exception-caught
+        return None, error
 
 
 def _answer(find, read):

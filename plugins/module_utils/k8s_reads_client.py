@@ -54,8 +54,8 @@ def answer_reads(params):
         # client's discovery cache is then only read by the reads' threads.
         # A kind the API server does not serve is looked up again by each
         # of its reads, which resets that cache: those reads go alone.
-        served = set(pair for pair in sorted(set((read["kind"], read["api_version"]) for read in params["reads"]))
-                     if service.find_resource(*pair))
+        kinds = sorted(set((read["kind"], read["api_version"]) for read in params["reads"]))
+        served = set(pair for pair in kinds if service.find_resource(*pair))
         answers = read_all(service.find, params["reads"],
                            at_once=lambda read: (read["kind"], read["api_version"]) in served)
     except CoreException as error:

@@ -45,13 +45,19 @@ def as_filter(filter_name, builder, deprecations=None):
     return run
 
 
-def as_input_filter(filter_name, builder):
-    """Wrap ``builder(value)``, a builder that takes its whole input as one value (no gpu_classes)."""
+def as_input_filter(filter_name, builder, copy_input=True):
+    """Wrap ``builder(value)``, a builder that takes its whole input as one value (no gpu_classes).
+
+    ``copy_input=False`` hands the value over as Ansible gave it, for a
+    builder that reads a few fields of a large input: in a task the value is
+    made of Ansible's lazy containers, which template every value as it is
+    read, so a whole copy costs more than the builder's work.
+    """
 
     @functools.wraps(builder)
     def run(value):
         try:
-            return builder(plain(value))
+            return builder(plain(value) if copy_input else value)
         except ValidationError as error:
             raise AnsibleFilterError("gpuci.runners.%s: %s" % (filter_name, error))
 

@@ -41,3 +41,9 @@ def test_as_input_filter_gives_the_builder_plain_data():
     seen = []
     as_input_filter("probe", seen.append)(_nested())
     assert _kinds(seen[0]) <= {dict, list, str}
+
+
+def test_as_input_filter_can_hand_the_value_over_as_ansible_gave_it():
+    seen, value = [], _nested()
+    as_input_filter("probe", seen.append, copy_input=False)(value)
+    assert seen[0] is value
