@@ -46,8 +46,9 @@ CHECKS = {
 }
 # Log lines worth quoting besides the evidence (the GPU's name, the driver).
 CONTEXT_PATTERN = r"deviceName|driverName|driverInfo|^GPU [0-9]+:"
-# A lane's Job is <JOB_PREFIX><lane name>; the verdict finds it by that name,
-# and the container that runs the checks by CONTAINER.
+# canary_lanes names a lane's Job <JOB_PREFIX><lane name> (its job_name, by
+# which the verdict finds it), canary_ci a pool's GitLab job <JOB_PREFIX><pool
+# name>; the container that runs the checks is CONTAINER.
 JOB_PREFIX = "gpu-canary-"
 CONTAINER = "canary"
 

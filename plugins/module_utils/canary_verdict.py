@@ -29,7 +29,6 @@ from ansible_collections.gpuci.runners.plugins.module_utils.canary_checks import
     CHECKS,
     CONTAINER,
     CONTEXT_PATTERN,
-    JOB_PREFIX,
     MIG_PROFILE,
 )
 from ansible_collections.gpuci.runners.plugins.module_utils.canary_lanes import (
@@ -52,7 +51,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
 )
 
 INPUT_KEYS = frozenset((
-    "lanes", "jobs", "pods", "logs", "events", "nodes", "checks", "context_pattern", "job_prefix", "job_timeout",
+    "lanes", "jobs", "pods", "logs", "events", "nodes", "checks", "context_pattern", "job_timeout",
     "checked_at", "now",
 ))
 RESULTS = ("proved", "scheduled-only", "failed")
@@ -69,10 +68,9 @@ def canary_verdict(spec, path="verdict"):
 
     ``spec`` holds ``lanes``, ``jobs``, ``pods``, ``logs``, ``nodes`` (lists
     as the modules return them; all but ``lanes`` may be missing or empty),
-    ``checks`` (check name -> ``evidence`` patterns and ``proof`` text),
-    ``context_pattern`` (log lines worth quoting besides the evidence) and
-    ``job_prefix`` (a lane's Job is ``<job_prefix><lane name>``), each
-    canary_checks' own unless given, ``job_timeout`` (seconds, for the reason of
+    ``checks`` (check name -> ``evidence`` patterns and ``proof`` text) and
+    ``context_pattern`` (log lines worth quoting besides the evidence),
+    both canary_checks' own unless given, ``job_timeout`` (seconds, for the reason of
     an unfinished Job), ``checked_at`` (when the node checks ran: the start
     of a lane without a Job) and optionally ``now`` (the end of a lane whose
     Job did not finish; default the current UTC time).
@@ -89,16 +87,15 @@ def canary_verdict(spec, path="verdict"):
     nodes = object_list(spec.get("nodes"), child(path, "nodes"))
     checks = _checks(spec.get("checks", CHECKS), lanes, path)
     context_pattern = _pattern(spec.get("context_pattern", CONTEXT_PATTERN) or "", child(path, "context_pattern"))
-    job_prefix = _str(spec, "job_prefix", path, default=JOB_PREFIX)
     job_timeout = check_int(spec.get("job_timeout"), child(path, "job_timeout"), minimum=1)
     checked_at = _str(spec, "checked_at", path)
     now = _str(spec, "now", path, default="") or datetime.datetime.now(datetime.timezone.utc).strftime(_TIME_FORMAT)
 
-    table = node_table(lanes, pods, nodes, job_prefix)
+    table = node_table(lanes, pods, nodes)
     simulated = set(row["name"] for row in table if row["simulated"])
     context = {
         "jobs": jobs, "pods": pods, "logs": logs, "events": events, "checks": checks, "context_pattern": context_pattern,
-        "job_prefix": job_prefix, "job_timeout": job_timeout, "checked_at": checked_at, "now": now,
+        "job_timeout": job_timeout, "checked_at": checked_at, "now": now,
         "simulated": simulated, "simulated_gpus": set(row["name"] for row in table if row["gpus_simulated"]),
     }
     results = [judge_lane(lane, context) for lane in lanes]
@@ -112,7 +109,7 @@ def canary_verdict(spec, path="verdict"):
 
 def judge_lane(lane, context):
     """One lane's result, in the report's shape (see ``canary_verdict`` for ``context``)."""
-    job_name = context["job_prefix"] + lane["name"]
+    job_name = lane["job_name"]
     job = _first(j for j in context["jobs"] if _meta(j).get("name") == job_name)
     pod = _first(p for p in context["pods"] if _owned_by(p, job_name))
     log = _first(entry for entry in context["logs"]
@@ -240,7 +237,7 @@ def _output(lines, quoted, container):
             if index >= tail_start or any(re.search(p, line) for p in quoted)]
 
 
-def node_table(lanes, pods, nodes, job_prefix):
+def node_table(lanes, pods, nodes):
     """One row per node a lane's pod landed on or a lane's node check considered, sorted by name.
 
     A row says whether the node is simulated and how that is known: the
@@ -254,10 +251,9 @@ def node_table(lanes, pods, nodes, job_prefix):
         for name in node_check.get("matching") or []:
             matched.setdefault(name, []).append(lane["name"])
         checked_simulated.update(node_check.get("simulated") or [])
-        job_name = job_prefix + lane["name"]
         for pod in pods:
             name = (pod.get("spec") or {}).get("nodeName")
-            if name and _owned_by(pod, job_name):
+            if name and _owned_by(pod, lane["job_name"]):
                 landed.setdefault(str(name), []).append(lane["name"])
     rows = []
     for name in sorted(set(landed) | set(matched)):
@@ -317,7 +313,7 @@ def _first(values):
 
 
 def _check_lane(lane, path):
-    for key in ("name", "gpu_class", "gpu_access", "request_text", "check"):
+    for key in ("name", "job_name", "gpu_class", "gpu_access", "request_text", "check"):
         if not isinstance(lane.get(key), str) or not lane[key]:
             raise ValidationError(child(path, key), "is required (a lane as gpuci.runners.canary_lanes builds it)")
     check_int(lane.get("count"), child(path, "count"), minimum=0)

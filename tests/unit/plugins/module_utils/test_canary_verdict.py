@@ -168,7 +168,7 @@ def verdict(lanes, jobs=(), pods=(), logs=(), nodes=None, **extra):
 
 def one_lane(base, case, node_name, outcome, phase, state, log=None, unschedulable=""):
     """Cluster answers for one lane (named `case`) whose pod landed on `node_name`."""
-    lane = dict(lanes_by_name()[base], name=case)
+    lane = dict(lanes_by_name()[base], name=case, job_name=PREFIX + case)
     name = PREFIX + case
     the_pod = pod(name, node_name, phase, state, unschedulable)
     logs = []
@@ -525,7 +525,7 @@ def test_either_mark_makes_a_node_simulated():
     nodes = [labelled, annotated]
     lane = lanes_by_name(nodes)["l40s-cuda-1gpu"]
     assert lane["node_check"]["simulated"] == ["gpu-l40s-1", "gpu-l40s-2"]
-    rows = {row["name"]: row for row in node_table([lane], [], nodes, PREFIX)}
+    rows = {row["name"]: row for row in node_table([lane], [], nodes)}
     assert rows["gpu-l40s-1"]["known_by"] == "label gpuci.runners/simulated=true"
     assert rows["gpu-l40s-2"]["known_by"] == "annotation kwok.x-k8s.io/node=custom"
     assert all(row["simulated"] for row in rows.values())
@@ -546,7 +546,7 @@ def test_without_node_objects_the_node_checks_decide():
 def test_a_pod_on_a_node_no_lane_matched_is_listed_with_its_marks():
     lane = lanes_by_name()["l40s-cuda-1gpu"]
     stray = pod(PREFIX + lane["name"], "cpu-0", "Running", running())
-    rows = node_table([lane], [stray], NODES, PREFIX)
+    rows = node_table([lane], [stray], NODES)
     assert [(r["name"], r["simulated"], r["landed"], r["matched"]) for r in rows] == [
         ("cpu-0", True, ["l40s-cuda-1gpu"], []),
         ("gpu-l40s-0", True, [], ["l40s-cuda-1gpu"]),
@@ -599,7 +599,8 @@ def test_no_secret_and_inputs_untouched():
 
 
 @pytest.mark.parametrize("change, message", [
-    ({"lanes": [{"name": "x"}]}, "verdict.lanes[0].gpu_class: is required"),
+    ({"lanes": [{"name": "x", "job_name": "gpu-canary-x"}]}, "verdict.lanes[0].gpu_class: is required"),
+    ({"lanes": [{"name": "x"}]}, "verdict.lanes[0].job_name: is required"),
     ({"pods": {"items": []}}, "verdict.pods: must be a list"),
     ({"jobs": ["gpu-canary-x"]}, "verdict.jobs[0]: must be a mapping"),
     ({"checks": {}}, "verdict.lanes[0].check: unknown check"),

@@ -68,8 +68,8 @@ def _made_up_cluster():
                      canary_lanes({"gitlab_pools": pools, "nodes": REAL_NODES, "runtime_classes": ["nvidia"]})))
     lanes, jobs, pods, logs = [], [], [], []
     for case, (base, node, outcome, lines, _result, _reason) in CASES.items():
-        lane = dict(bases[base], name=case)
         job_name = f"gpu-canary-{case}"
+        lane = dict(bases[base], name=case, job_name=job_name)
         lanes.append(lane)
         status = {"startTime": "2026-01-01T00:00:01Z"}
         if outcome == "succeeded":
