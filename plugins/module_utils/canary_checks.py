@@ -8,10 +8,13 @@ commands it runs (``lane_commands``) and its Job's name; the Job and the CI
 snippets run those commands, and ``canary_verdict`` judges the log of a
 finished Job by the check's ``evidence``: every pattern must match a line,
 with ``MIG_PROFILE`` standing for the lane's MIG profile. The commands fail
-on their own when the device is missing, in a Job and in a CI job alike.
+on their own when the device is missing, in a Job and in a CI job alike;
+both run them on the image of the lane's gpu_access (``lane_image``).
 """
 
 from __future__ import annotations
+
+from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError, child
 
 MIG_PROFILE = "@MIG_PROFILE@"
 CHECKS = {
@@ -63,3 +66,11 @@ def lane_commands(lane, setup_commands, cuda_sample_commands):
     check = [command.replace(MIG_PROFILE, lane.get("mig_profile") or "") for command in CHECKS[lane["check"]]["commands"]]
     samples = list(cuda_sample_commands) if lane["gpu_access"] == "cuda" else []
     return list(setup_commands.get(lane["gpu_access"]) or []) + check + samples
+
+
+def lane_image(images, lane, path):
+    """The canary image of a lane's gpu_access (``images``, checked at ``path``); a missing one names the lane."""
+    image = images.get(lane["gpu_access"])
+    if not image:
+        raise ValidationError(child(path, lane["gpu_access"]), "is required by lane %s" % lane["name"])
+    return image

@@ -13,9 +13,8 @@ holds what the canary's verdict looks for.
 
 from __future__ import annotations
 
-from ansible_collections.gpuci.runners.plugins.module_utils.canary_checks import JOB_PREFIX
+from ansible_collections.gpuci.runners.plugins.module_utils.canary_checks import JOB_PREFIX, lane_image
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
-    ValidationError,
     check_int,
     check_str_map,
     child,
@@ -41,10 +40,7 @@ def canary_ci(spec, path="canary_ci"):
     timeout_minutes = -(-check_int(spec.get("job_timeout"), child(path, "job_timeout"), minimum=1) // 60)
     gitlab_jobs, workflows = {}, {}
     for lane in object_list(spec.get("lanes"), child(path, "lanes")):
-        image = images.get(lane["gpu_access"])
-        if not image:
-            raise ValidationError(child(child(path, "images"), lane["gpu_access"]),
-                                  "is required by lane %s" % lane["name"])
+        image = lane_image(images, lane, child(path, "images"))
         for pool in lane.get("gitlab_pools") or []:
             # Named as the canary's own Jobs are, after the pool instead of the lane.
             gitlab_jobs[JOB_PREFIX + pool["name"]] = _gitlab_job(lane, pool, image)

@@ -14,10 +14,9 @@ and is deleted a while after it finished.
 
 from __future__ import annotations
 
-from ansible_collections.gpuci.runners.plugins.module_utils.canary_checks import CONTAINER
+from ansible_collections.gpuci.runners.plugins.module_utils.canary_checks import CONTAINER, lane_image
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_pod_patch import gpu_pod_patch
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
-    ValidationError,
     check_int,
     check_str_map,
     child,
@@ -54,9 +53,7 @@ def canary_jobs(spec, gpu_classes=None, path="canary_jobs"):
         if not (lane.get("node_check") or {}).get("ok"):
             continue
         lane_path = item(child(path, "lanes"), index)
-        image = images.get(lane["gpu_access"])
-        if not image:
-            raise ValidationError(child(child(path, "images"), lane["gpu_access"]), "is required by lane %s" % lane["name"])
+        image = lane_image(images, lane, child(path, "images"))
         pod_labels = dict(labels, **{LANE_LABEL: lane["name"]})
         pod = _pod_spec(lane, image, pull_secrets, gpu_classes, lane_path)
         jobs.append({
