@@ -13,6 +13,7 @@ scale set in another namespace, which must be left alone.
 
 from __future__ import annotations
 
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_plan import SCALE_SET_NAME_LABEL
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     child,
     item,
@@ -23,8 +24,6 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
 )
 
 INPUT_KEYS = frozenset(("objects", "scale_sets"))
-# The label ARC's chart and controller put on a scale set's objects.
-SCALE_SET_NAME_LABEL = "actions.github.com/scale-set-name"
 
 
 def arc_runners_finalizer_patches(spec, path="arc_runners_finalizer_patches"):

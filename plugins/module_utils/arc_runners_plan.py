@@ -22,6 +22,7 @@ takes them, scale sets without their credentials) it returns:
   ``arc_runners_state: absent``), and ``removals``: their releases in state
   absent for ``helm_releases``;
 - ``scale_set_label``: the label that ties a Secret or ConfigMap to its scale set;
+- ``scale_set_name_label``: the label ARC puts on a scale set's own objects;
 - ``by_scale_set``: per present scale set, what pruning and verification
   compare with: its ``namespace``, its credentials Secret's name (``secret``, ``owns_secret``),
   its hook ConfigMap's name (``hook_configmap``, or None) and pod ``template``;
@@ -63,6 +64,8 @@ CONTROLLER_CHART = "gha-runner-scale-set-controller"
 SCALE_SET_CHART = "gha-runner-scale-set"
 # Which scale set a Secret or hook ConfigMap belongs to, so stale ones can be found.
 SCALE_SET_LABEL = "gpuci.runners/arc-scale-set"
+# The label ARC's chart and controller put on a scale set's own objects.
+SCALE_SET_NAME_LABEL = "actions.github.com/scale-set-name"
 # The group of the role's reads in k8s_reads' answer (site.yml reads for every role at once).
 GROUP = "arc_runners"
 RUNNER_SET_API = "actions.github.com/v1alpha1"
@@ -154,6 +157,7 @@ def arc_runners_plan(settings, gpu_classes=None):
         "removed": removed,
         "removals": removals,
         "scale_set_label": SCALE_SET_LABEL,
+        "scale_set_name_label": SCALE_SET_NAME_LABEL,
         "release_record_selectors": record_selectors,
         "by_scale_set": by_scale_set,
         "chart_paths": charts,
