@@ -7,11 +7,15 @@
   other engineers' tests on the shared testbed do not show up as changes.
 - `deployed_releases`: the deployed revision of each Helm release.
 - `labelled_leftovers`: every object still carrying our part-of label.
+- `control_component`, `wait_for_controllers_to_resume`: stop and start a
+  testbed server, and wait until the controllers act again after a restart.
 """
 from __future__ import annotations
 
 import subprocess
 import sys
+import time
+import uuid
 from dataclasses import dataclass, field
 
 from kubernetes.client.rest import ApiException
@@ -125,3 +129,32 @@ def labelled_leftovers(cluster: Cluster, selector: str = PART_OF) -> list[tuple[
 def control_component(verb: str, component: str = "kube-apiserver") -> None:
     """Stop or start one testbed server (fault tests); start waits for /readyz."""
     subprocess.run(TESTBED_CLI + [verb, component], check=True, cwd=REPO_ROOT, timeout=180)
+
+
+def wait_for_controllers_to_resume(cluster: Cluster, timeout: float = 180) -> float:
+    """Seconds until a probe Deployment's pod is available on a simulated node, which it then removes.
+
+    After the API server restarts, /readyz answers at once, but the
+    controller-manager and the scheduler act again only once their backed-off
+    watches resume (up to about a minute on this testbed): until then a
+    Deployment gets no pod, and a run that waits for one times out.
+    """
+    name = f"gpuci-resume-probe-{uuid.uuid4().hex[:8]}"
+    labels = {"app.kubernetes.io/name": name}
+    cluster.apps.create_namespaced_deployment("default", {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "labels": labels},
+        "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "template": {
+            "metadata": {"labels": labels},
+            "spec": {"nodeSelector": {"gpuci.runners/simulated": "true"},
+                     "containers": [{"name": "probe", "image": "registry.invalid/resume-probe:never-pulled"}]}}}})
+    started = time.monotonic()
+    try:
+        while True:
+            status = cluster.apps.read_namespaced_deployment_status(name, "default").status
+            waited = time.monotonic() - started
+            if status.available_replicas:
+                return waited
+            assert waited < timeout, f"the controller-manager or scheduler did not act within {timeout:.0f}s of the restart"
+            time.sleep(1)
+    finally:
+        cluster.apps.delete_namespaced_deployment(name, "default", propagation_policy="Background")

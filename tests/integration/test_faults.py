@@ -12,8 +12,8 @@
    deployed one, and the next normal run converges.
 
 Scenario 1 stops the shared testbed's API server for as long as the failing
-run needs (seconds); other suites running at that moment see it too. The
-API server is started again in a `finally` block whatever happens.
+run needs (its 20 s Helm wait); other suites running at that moment see it
+too. The API server is started again in a `finally` block whatever happens.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ import time
 import pytest
 
 from helpers import PlaybookRun, helm_releases
-from reliability_support import control_component, deployed_releases
+from reliability_support import control_component, deployed_releases, wait_for_controllers_to_resume
 
 TOKEN = "glrt-fault-test-placeholder"
 CONNECTION_ERRORS = ("Connection refused", "connection refused", "Max retries exceeded", "dial tcp")
@@ -62,15 +62,17 @@ def cleanup(playbooks):
 
 
 def test_api_server_lost_mid_converge_then_next_run_converges(testbed, playbooks, cleanup):
-    # After the API server comes back, the testbed's controller-manager takes
-    # up to about a minute to resume (its watches back off), and the releases
-    # the lost run left pending are installed again all at once: give Helm's
-    # --wait room for that, as an operator rerunning after an outage would.
+    # The lost run fails once Helm's --wait for the release it was waiting on
+    # runs out (Helm keeps polling an API server that is gone): 20 s. The
+    # rerun gives Helm's --wait the room an operator rerunning after an
+    # outage would. The wait is not part of a release's values, so the two
+    # runs plan the same releases.
     extra_vars = fleet_vars("rf", ["one", "two", "three"], wait=180)
     namespace = extra_vars["gitlab_runner_namespace"]
     cleanup.append(extra_vars)
+    lost_run_vars = {**extra_vars, "gitlab_runner_wait_timeout": 20}
     result: dict[str, PlaybookRun] = {}
-    run = threading.Thread(target=lambda: result.update(run=playbooks.run("gitlab_runner.yml", extra_vars=extra_vars)))
+    run = threading.Thread(target=lambda: result.update(run=playbooks.run("gitlab_runner.yml", extra_vars=lost_run_vars)))
     run.start()
     stopped_mid_run = False
     try:
@@ -86,6 +88,10 @@ def test_api_server_lost_mid_converge_then_next_run_converges(testbed, playbooks
         control_component("start")
     run.join()
     assert stopped_mid_run, "the converge finished before the API server was stopped; nothing was tested"
+    # Once the API server is back, the testbed's controller-manager and
+    # scheduler resume within about a minute (their watches back off). The
+    # rerun, and the tests after this one, start once they act again.
+    wait_for_controllers_to_resume(testbed)
 
     failed = result["run"]
     failed.assert_failed_with("fatal:")
