@@ -23,8 +23,14 @@ def recorded_result() -> dict:
 def test_table_says_which_targets_are_met():
     rows = {line.split("  ")[0]: line for line in converge.table(recorded_result()).splitlines()}
     assert rows["(a) site.yml converge, same releases"].endswith(" met")
-    assert rows["(b) site.yml no-op, median of 3 (changed=0)"].endswith("NOT met")
+    assert rows["(b) site.yml no-op (changed=0)"].endswith("NOT met")
     assert rows["(d) site.yml on three clusters (forks)"].endswith("NOT met")
+
+
+def test_table_says_how_many_rounds_the_medians_take():
+    result = recorded_result()
+    result["reference"].update(converge_runs_s=[8.1, 8.6, 9.0], noop_runs_s=[1.5, 1.6, 1.7], bare_helm_runs_s=[13, 12, 14])
+    assert "(a) and (b): medians of 3 rounds" in converge.table(result)
 
 
 def test_table_shows_the_cpu_floor_of_three_clusters():
