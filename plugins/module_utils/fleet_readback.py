@@ -65,7 +65,8 @@ def fleet_readback(spec, path="fleet_readback"):
     be empty when no role read back), ``roles`` (for each role to check, its
     ``plan``, ``__<role>_plan``, and ``pending``, ``__<role>_pending``) and
     ``simulated`` (gpuci_simulated_cluster). ``checked`` names the roles
-    checked, in order; ``summary`` says so, and what passing proves on a
+    checked, in order; ``summary`` says so, which of them had nothing to
+    change (their ``pending`` settled), and what passing proves on a
     simulated cluster.
 
     Nothing is copied into plain data first: the checks read the few fields
@@ -79,20 +80,24 @@ def fleet_readback(spec, path="fleet_readback"):
     roles_path = child(path, "roles")
     roles = require_mapping(spec.get("roles"), roles_path)
     reject_unknown_keys(roles, CHECKS, roles_path)
-    problems, checked = [], []
+    problems, checked, settled = [], [], []
     for role, check in CHECKS.items():
         if role not in roles:
             continue
         role_path = child(roles_path, role)
         part = require_mapping(roles[role], role_path)
         reject_unknown_keys(part, ROLE_KEYS, role_path)
-        source = "readback" if require_mapping(part.get("pending"), child(role_path, "pending")).get("readback") \
-            else "read"
+        pending = require_mapping(part.get("pending"), child(role_path, "pending"))
+        source = "readback" if pending.get("readback") else "read"
+        if pending.get("settled"):
+            settled.append(role)
         answers = (spec.get(source) or {}).get(role)
         if answers is None:
             raise ValidationError(child(path, source), "holds no answers of %s" % role)
         problems.extend("%s: %s" % (role, problem) for problem in check(part["plan"], answers, role_path))
         checked.append(role)
     notes = [SIMULATED_NOTES[role] for role in checked if role in SIMULATED_NOTES] if spec.get("simulated") else []
-    summary = " ".join(["Checked against their plans: %s." % ", ".join(checked)] + notes)
+    # On a rerun that changes nothing this is the one step that says so.
+    unchanged = ["Their plans already in place, nothing to change: %s." % ", ".join(settled)] if settled else []
+    summary = " ".join(["Checked against their plans: %s." % ", ".join(checked)] + unchanged + notes)
     return {"problems": problems, "checked": checked, "summary": summary}

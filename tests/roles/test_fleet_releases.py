@@ -75,7 +75,8 @@ def test_in_site_the_plans_reads_go_out_at_once_and_each_role_decides_from_its_g
     assert decide["when"] == "__%s_plan.converges" % role
     converge = step(tasks, "ansible.builtin.include_tasks")
     assert converge["ansible.builtin.include_tasks"] == "tasks/fleet_converge.yml"
-    assert "not __%s_pending.settled" % role in converge["when"]
+    assert converge["when"] == "_gpuci_fleet_pending | bool"
+    assert "not __%s_pending.settled" % role in fleet_play()["vars"]["_gpuci_fleet_pending"]
     verify = fleet_verify(tasks)
     checked = verify["vars"]["_gpuci_verified"]
     assert "[['{0}', {{'plan': __{0}_plan, 'pending': __{0}_pending}}]]\n".format(role) in checked

@@ -33,11 +33,11 @@ def gitlab_answers(configmaps=None):
 
 
 def settled():
-    return {"readback": []}
+    return {"readback": [], "settled": True}
 
 
 def applied():
-    return {"readback": [{"key": "policy", "kind": "ClusterPolicy"}]}
+    return {"readback": [{"key": "policy", "kind": "ClusterPolicy"}], "settled": False}
 
 
 def test_roles_that_hold_their_plan_are_verified_and_named_in_order():
@@ -49,7 +49,19 @@ def test_roles_that_hold_their_plan_are_verified_and_named_in_order():
                   "gitlab_runner": {"plan": GITLAB_PLAN, "pending": settled()},
                   "gpu_operator": {"plan": OPERATOR_PLAN, "pending": settled()}}})
     assert result == {"problems": [], "checked": ["gpu_operator", "gitlab_runner", "arc_runners"],
-                      "summary": "Checked against their plans: gpu_operator, gitlab_runner, arc_runners."}
+                      "summary": "Checked against their plans: gpu_operator, gitlab_runner, arc_runners. "
+                                 "Their plans already in place, nothing to change: gpu_operator, gitlab_runner, "
+                                 "arc_runners."}
+
+
+def test_the_summary_names_only_the_roles_that_had_nothing_to_change():
+    result = fleet_readback({
+        "read": {"gitlab_runner": gitlab_answers()},
+        "readback": {"gpu_operator": operator_answers(policy())},
+        "roles": {"gpu_operator": {"plan": OPERATOR_PLAN, "pending": applied()},
+                  "gitlab_runner": {"plan": GITLAB_PLAN, "pending": settled()}}})
+    assert result["summary"] == ("Checked against their plans: gpu_operator, gitlab_runner. "
+                                 "Their plans already in place, nothing to change: gitlab_runner.")
 
 
 def test_a_role_that_read_back_is_checked_against_the_read_back_not_the_read():
@@ -88,7 +100,8 @@ def test_the_simulated_note_comes_only_on_a_simulated_cluster_with_the_gpu_opera
     spec["simulated"] = False
     assert SIMULATED_NOTES["gpu_operator"] not in fleet_readback(spec)["summary"]
     spec.update(simulated=True, roles={"gitlab_runner": {"plan": GITLAB_PLAN, "pending": settled()}})
-    assert fleet_readback(spec)["summary"] == "Checked against their plans: gitlab_runner."
+    assert fleet_readback(spec)["summary"] == ("Checked against their plans: gitlab_runner. "
+                                               "Their plans already in place, nothing to change: gitlab_runner.")
 
 
 def test_answers_missing_for_a_checked_role_are_named():
