@@ -131,8 +131,8 @@ def control_component(verb: str, component: str = "kube-apiserver") -> None:
     subprocess.run(TESTBED_CLI + [verb, component], check=True, cwd=REPO_ROOT, timeout=180)
 
 
-def wait_for_controllers_to_resume(cluster: Cluster, timeout: float = 180) -> float:
-    """Seconds until a probe Deployment's pod is available on a simulated node, which it then removes.
+def wait_for_controllers_to_resume(cluster: Cluster, timeout: float = 180) -> None:
+    """Wait until a probe Deployment's pod is available on a simulated node, then remove the probe.
 
     After the API server restarts, /readyz answers at once, but the
     controller-manager and the scheduler act again only once their backed-off
@@ -153,7 +153,7 @@ def wait_for_controllers_to_resume(cluster: Cluster, timeout: float = 180) -> fl
             status = cluster.apps.read_namespaced_deployment_status(name, "default").status
             waited = time.monotonic() - started
             if status.available_replicas:
-                return waited
+                return
             assert waited < timeout, f"the controller-manager or scheduler did not act within {timeout:.0f}s of the restart"
             time.sleep(1)
     finally:
