@@ -26,7 +26,9 @@ their own warm-up and teardown before the three are timed, so all start
 alike; the machine's busy CPU seconds of (a)'s median round and of (d) give
 (d)'s floor on this machine.
 Each step prints a progress line as it starts and ends. Prints a table,
-writes benchmarks/results/latest.json. GPUCI_TESTBED_STATE and the
+writes the result to benchmarks/results/<date>-<host>-<cpus>cpu.json (and
+latest.json), and its figures into README.md and docs/reliability.md
+(benchmarks/figures.py, which also judges each target). GPUCI_TESTBED_STATE and the
 testbed's port variables select a private testbed instance, as for the
 tests (tools/testbed/lib/layout.py).
 """
@@ -48,6 +50,8 @@ from pathlib import Path
 
 import yaml
 
+from figures import TARGETS, marginal_costs, noop_verdict, verdict, write_documents
+
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks"
 INVENTORY = BENCH / "inventory"
@@ -62,7 +66,6 @@ POOL_COUNTS = (1, 10, 50, 100)
 # 8 s and 1 s off: (a) and (b) take the median of three rounds (bare helm,
 # converge, no-op), each kept in the results.
 ROUNDS = 3
-TARGETS = {"converge_to_bare": 1.0, "noop_to_converge": 0.2, "seconds_per_added_pool": 1.5, "three_to_one_cluster": 1.3}
 # Private testbed instances for (d): (state folder name, apiserver, etcd, chart repository port).
 EXTRA_CLUSTERS = (("bench-cluster-2", 26543, 22479, 28979), ("bench-cluster-3", 26643, 22579, 29079))
 STARTED = time.monotonic()
@@ -261,9 +264,16 @@ def reference_round(plan: Path) -> dict:
             "noop_changed": changed(noop_out), "teardown_s": teardown(), "slowest_tasks": slowest_tasks(converge_out)}
 
 
+def commit() -> str:
+    """The commit measured, marked when the working tree differs from it (the results folder aside)."""
+    head = sh("git", "rev-parse", "--short", "HEAD").strip()
+    changed = sh("git", "status", "--porcelain", "--", ".", ":!benchmarks/results").strip()
+    return head + (" with uncommitted changes" if changed else "")
+
+
 def run(pool_counts: tuple[int, ...]) -> dict:
     result: dict = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "machine": machine(),
-                    "load": " ".join(Path("/proc/loadavg").read_text().split()[:3])}
+                    "load": " ".join(Path("/proc/loadavg").read_text().split()[:3]), "commit": commit()}
     teardown()  # leftovers of an interrupted run
     rounds = []
     with tempfile.TemporaryDirectory() as folder:
@@ -319,17 +329,8 @@ def run(pool_counts: tuple[int, ...]) -> dict:
         result["pools"].append({"pools": count, "converge_s": round(seconds, 1), "noop_s": round(noop_seconds, 1),
                                 "absent_s": round(removal, 1), "per_pool_s": round(seconds / count, 2),
                                 "slowest_tasks": slowest_tasks(out, 5)})
+    result["seconds_per_added_pool"] = marginal_costs(result["pools"])
     return result
-
-
-def verdict(value: float, target: float) -> str:
-    """The ratios are kept to three places: a 0.204 that prints as 0.20 is not within 0.2."""
-    return "met" if value <= target else "NOT met"
-
-
-def marginal_costs(pools: list[dict]) -> list[float]:
-    """Seconds per added pool between successive pool counts."""
-    return [round((b["converge_s"] - a["converge_s"]) / (b["pools"] - a["pools"]), 2) for a, b in zip(pools, pools[1:])]
 
 
 def table(result: dict) -> str:
@@ -347,7 +348,7 @@ def table(result: dict) -> str:
         f"  <= {TARGETS['converge_to_bare']} x bare     {verdict(ref['converge_to_bare_ratio'], TARGETS['converge_to_bare'])}",
         f"{'(b) site.yml no-op (changed=' + str(ref['noop_changed']) + ')':46} {ref['noop_s']:8.1f} "
         f"{ref['noop_to_converge_ratio']:6.2f}  <= {TARGETS['noop_to_converge']} x converge "
-        f"{verdict(ref['noop_to_converge_ratio'], TARGETS['noop_to_converge']) if ref['noop_changed'] == 0 else 'NOT met'}",
+        f"{noop_verdict(ref)}",
         f"{'(d) site.yml on three clusters (forks)':46} {clusters['three_clusters_s']:8.1f} "
         f"{clusters['three_to_one_ratio']:6.2f}  <= {TARGETS['three_to_one_cluster']} x one      "
         f"{verdict(clusters['three_to_one_ratio'], TARGETS['three_to_one_cluster'])}",
@@ -361,7 +362,6 @@ def table(result: dict) -> str:
         rows.append(f"{row['pools']:46d} {row['converge_s']:8.1f} {row['noop_s']:7.1f} {row['absent_s']:7.1f}")
     costs = marginal_costs(result["pools"])
     if costs:
-        result["seconds_per_added_pool"] = costs
         worst = max(costs)
         steps = ", ".join(f"{a['pools']}->{b['pools']}: {c:.2f}" for a, b, c in
                           zip(result["pools"], result["pools"][1:], costs))
@@ -376,7 +376,8 @@ def table(result: dict) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pools", default=",".join(map(str, POOL_COUNTS)), help="pool counts for (c), e.g. 1,10,50")
-    parser.add_argument("--output", type=Path, default=RESULTS / "latest.json")
+    parser.add_argument("--no-documents", action="store_true",
+                        help="leave the figures in README.md and docs/reliability.md as they are")
     args = parser.parse_args()
     ENV.update(tool_env())
     started_here = ensure_testbed()
@@ -385,11 +386,17 @@ def main() -> int:
     finally:
         if started_here:
             subprocess.run(TESTBED + ["down"], check=False)
-    text = table(result)
-    print(text)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"\nwritten: {args.output}")
+    print(table(result))
+    # The dated copy is the one the documents cite; latest.json (git-ignored) is always the last run.
+    when = dt.datetime.fromisoformat(result["date"]).strftime("%Y-%m-%dT%H%MZ")
+    dated = RESULTS / f"{when}-{result['machine']['host']}-{result['machine']['cpus']}cpu.json"
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    for path in (dated, RESULTS / "latest.json"):
+        path.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"\nwritten: {dated.relative_to(ROOT)} and latest.json")
+    if not args.no_documents:
+        write_documents(dated)
+        print("its figures written into README.md and docs/reliability.md (commit them with the JSON)")
     return 0
 
 

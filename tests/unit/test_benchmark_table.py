@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+# converge.py imports figures.py beside it, as when run as a script.
+sys.path.insert(0, str(ROOT / "benchmarks"))
 SPEC = importlib.util.spec_from_file_location("bench_converge", ROOT / "benchmarks" / "converge.py")
 converge = importlib.util.module_from_spec(SPEC)
 SPEC.loader.exec_module(converge)
