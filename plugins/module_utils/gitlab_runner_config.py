@@ -30,6 +30,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     ValidationError,
     check_quantity,
     child,
+    named_item,
     optional_choice,
     optional_int,
     optional_mapping,
@@ -66,6 +67,23 @@ def gitlab_runner_config(pool, gpu_classes=None, path="pool", runtime_class=None
     none (None: the GPU Operator's default, ``""``: none).
     """
     return to_toml(gitlab_runner_document(pool, gpu_classes, path, runtime_class))
+
+
+def pool_configs(pools, gpu_classes=None, runtime_class=None, key="gitlab_runner_pools"):
+    """config.toml of each pool to be present, and the problem of each that cannot render; both by index in ``pools``.
+
+    A problem names the pool as the inventory does (``key[name=x].gpus``). The gitlab_runner plan
+    renders each pool once here and takes the text into the pool's release.
+    """
+    configs, problems = {}, {}
+    for index, pool in enumerate(pools):
+        if pool.get("state") not in (None, "present"):
+            continue
+        try:
+            configs[index] = gitlab_runner_config(pool, gpu_classes, named_item(key, pool, index), runtime_class)
+        except ValidationError as error:
+            problems[index] = str(error)
+    return configs, problems
 
 
 def gitlab_runner_document(pool, gpu_classes=None, path="pool", runtime_class=None):
@@ -190,6 +208,14 @@ def _check_extra_config(extra, path):
             "set the pool's privileged: true, which privileges only the build container",
             kubernetes["privileged"],
         )
+    flags = extra.get("feature_flags")
+    if flags is not None and not isinstance(flags, dict):
+        raise ValidationError(child(path, "feature_flags"), "must be a mapping of feature flag names to true or false",
+                              flags)
+    if flags and ADVANCED_POD_SPEC_FLAG in flags and flags[ADVANCED_POD_SPEC_FLAG] is not True:
+        raise ValidationError(child(child(path, "feature_flags"), ADVANCED_POD_SPEC_FLAG),
+                              "must stay true: without it GitLab ignores the pod_spec patches that request the GPU",
+                              flags[ADVANCED_POD_SPEC_FLAG])
     _check_toml_value(extra, path)
 
 

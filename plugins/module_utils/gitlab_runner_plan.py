@@ -28,8 +28,11 @@ takes them, pools without their tokens) it returns:
   ``gitlab_runner``), to decide what a converge would change and what to
   remove, and after a converge to verify it.
 
-The role applies the plan; it computes it once per run (one set_fact), so a
-pool's config.toml is rendered once, not once per reference.
+The role applies the plan; it computes it once per run (one set_fact), and
+the plan renders each pool's config.toml once: the rules of what it holds
+are checked as it is made (gitlab_runner_config.pool_configs), the others
+before (gitlab_runner_preflight.pool_problems), and every problem of both
+comes back at once, in the order the inventory names them.
 """
 
 from __future__ import annotations
@@ -37,14 +40,14 @@ from __future__ import annotations
 import copy
 
 from ansible_collections.gpuci.runners.plugins.module_utils.chart_source import check_chart_source
-from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_config import deep_merge, gitlab_runner_config
-from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_preflight import gitlab_runner_preflight
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_config import deep_merge, pool_configs
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_preflight import pool_problems
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import AVAILABLE, read
 from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import ownership_labels
 from ansible_collections.gpuci.runners.plugins.module_utils.pending_changes import release_record_selectors
 from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import GITLAB_POOL_DEFAULTS, GITLAB_SECRET_KEYS
 from ansible_collections.gpuci.runners.plugins.module_utils.release_names import GITLAB_RELEASE_PREFIX
-from ansible_collections.gpuci.runners.plugins.module_utils.validation import mapping_list, named_item, require_mapping
+from ansible_collections.gpuci.runners.plugins.module_utils.validation import mapping_list, require_mapping
 
 POOLS = "gitlab_runner_pools"
 CHART = "gitlab-runner"
@@ -86,17 +89,18 @@ def fleet_labels(fleet):
 def gitlab_runner_plan(settings, gpu_classes=None):
     """The role's plan (see the module docstring), or only its ``problems`` when the pools break a rule."""
     require_mapping(settings, "gitlab_runner_plan")
-    problems = gitlab_runner_preflight(settings, gpu_classes)
+    pools = [_with_defaults(pool, settings) for pool in mapping_list(settings, POOLS)]
+    # Each pool's config.toml is rendered once: its rules are checked as it
+    # is made, and the text goes into the pool's release.
+    configs, config_problems = pool_configs(pools, gpu_classes, settings.get("gitlab_runner_runtime_class"), POOLS)
+    problems = pool_problems(settings, config_problems)
     if problems:
         return {"problems": problems}
     labels = fleet_labels(settings["gitlab_runner_fleet"])
-    pools = [_with_defaults(pool, settings) for pool in mapping_list(settings, POOLS)]
     present = [pool for pool in pools if pool["state"] == "present"]
     if present:
         check_chart_source("gitlab_runner", settings)
-    runtime_class = settings.get("gitlab_runner_runtime_class")
-    releases = [_release(pool, gitlab_runner_config(pool, gpu_classes, named_item(POOLS, pool, index), runtime_class),
-                         labels, settings)
+    releases = [_release(pool, configs[index], labels, settings)
                 for index, pool in enumerate(pools) if pool["state"] == "present"]
     selector = "release in (%s)" % ",".join(release["name"] for release in releases)
     record_selectors = release_record_selectors(release["name"] for release in releases)

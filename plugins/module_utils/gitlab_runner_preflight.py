@@ -16,10 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_config import (
-    ADVANCED_POD_SPEC_FLAG,
-    gitlab_runner_document,
-)
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_config import pool_configs
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_request import deprecated_pool_keys
 from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import GITLAB_POOL_DEFAULTS, GITLAB_SECRET_KEYS
 from ansible_collections.gpuci.runners.plugins.module_utils.release_names import (
@@ -31,7 +28,6 @@ from ansible_collections.gpuci.runners.plugins.module_utils.release_names import
     is_label_value,
 )
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
-    ValidationError,
     child,
     mapping_list,
     named_item,
@@ -57,9 +53,24 @@ def gitlab_runner_preflight(settings, gpu_classes=None):
     inventory wrote them, tokens included), ``gitlab_runner_state``, ``gitlab_runner_namespace``,
     ``gitlab_runner_fleet``, ``gitlab_runner_gitlab_url``, ``gitlab_runner_concurrent``,
     ``gitlab_runner_access_token``, ``gitlab_runner_manager_resources``, ``gitlab_runner_runtime_class`` and
-    ``gitlab_runner_extra_values``.
+    ``gitlab_runner_extra_values``. The plan's problems, in the same order: each pool's config.toml
+    is rendered here too (module_utils/gitlab_runner_config.py, without the pool's tokens), to check
+    what it holds.
     """
     require_mapping(settings, "gitlab_runner_preflight")
+    public = [dict((key, value) for key, value in pool.items() if key not in GITLAB_SECRET_KEYS)
+              for pool in mapping_list(settings, POOLS)]
+    _configs, config_problems = pool_configs(public, gpu_classes, settings.get("gitlab_runner_runtime_class"), POOLS)
+    return pool_problems(settings, config_problems)
+
+
+def pool_problems(settings, config_problems):
+    """The problems of the role's settings, then of each pool in order, its config.toml's among them; ``[]`` when none.
+
+    What a pool's config.toml holds is checked where it is made, once per pool
+    (gitlab_runner_config.pool_configs, whose problems by pool index come in
+    ``config_problems``), since the plan keeps what it renders.
+    """
     pools = mapping_list(settings, POOLS)
     problems = []
     problems += _role_settings(settings)
@@ -77,7 +88,7 @@ def gitlab_runner_preflight(settings, gpu_classes=None):
             problems += _gitlab_url(pool, path, settings)
             problems += _role_concurrent(pool, settings)
             problems += _hpa(pool, path, settings)
-            problems += _config(pool, path, settings, gpu_classes)
+        problems += [config_problems[index]] if index in config_problems else []
     return problems
 
 
@@ -206,16 +217,3 @@ def _hpa(pool, path, settings):
 
 def _is_int(value):
     return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _config(pool, path, settings, gpu_classes):
-    """Render config.toml as the role will: the builder checks the GPU keys and names the field."""
-    public = dict((key, value) for key, value in pool.items() if key not in GITLAB_SECRET_KEYS)
-    try:
-        document = gitlab_runner_document(public, gpu_classes, path, settings.get("gitlab_runner_runtime_class"))
-    except ValidationError as error:
-        return [str(error)]
-    if not all(runner.get("feature_flags", {}).get(ADVANCED_POD_SPEC_FLAG) for runner in document["runners"]):
-        return [problem(child(path, "extra_config"), "must not turn off %s: GitLab would ignore the GPU pod_spec"
-                        % ADVANCED_POD_SPEC_FLAG)]
-    return []

@@ -8,7 +8,7 @@ import tomllib
 
 import pytest
 
-from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_config import gitlab_runner_config
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_config import gitlab_runner_config, pool_configs
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError
 
 FLAG = "FF_USE_ADVANCED_POD_SPEC_CONFIGURATION"
@@ -245,6 +245,10 @@ BAD_POOLS = [
     ({"name": "x", "extra_config": {"name": "other"}}, ["pool.extra_config.name:", "pool's name", "'other'"]),
     ({"name": "x", "extra_config": {"kubernetes": {"privileged": True}}},
      ["pool.extra_config.kubernetes.privileged:", "every container of the job pod", "privileged: true", "True"]),
+    ({"name": "x", "extra_config": {"feature_flags": {FLAG: False}}},
+     [f"pool.extra_config.feature_flags.{FLAG}:", "must stay true", "pod_spec", "False"]),
+    ({"name": "x", "extra_config": {"feature_flags": {FLAG: "yes"}}}, [f"pool.extra_config.feature_flags.{FLAG}:", "'yes'"]),
+    ({"name": "x", "extra_config": {"feature_flags": "FF_X"}}, ["pool.extra_config.feature_flags:", "mapping", "'FF_X'"]),
 ]
 
 
@@ -262,3 +266,13 @@ def test_bad_token_is_not_echoed(token):
         gitlab_runner_config({"name": "x", "token": token})
     assert str(error.value).startswith("pool.token:")
     assert "123" not in str(error.value)
+
+
+def test_pool_configs_renders_the_present_pools_and_names_each_bad_one_by_its_inventory_path():
+    pools = [GOLDEN_POOLS["cpu"], {"name": "gone", "state": "absent", "gpus": "many"},
+             {"name": "bad", "gpu_class": "l40s", "gpus": 0}, GOLDEN_POOLS["dri"]]
+    configs, problems = pool_configs(pools, key="gitlab_runner_pools")
+    assert sorted(configs) == [0, 3]
+    assert configs[0] == gitlab_runner_config(GOLDEN_POOLS["cpu"])
+    assert list(problems) == [2]
+    assert problems[2].startswith("gitlab_runner_pools[name=bad].gpus: ")

@@ -8,6 +8,7 @@ import tomllib
 
 import pytest
 
+from ansible_collections.gpuci.runners.plugins.module_utils import gitlab_runner_config as gitlab_runner_config_module
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_plan import gitlab_runner_plan
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_token_secrets import gitlab_runner_token_secrets
 from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import (
@@ -181,3 +182,28 @@ def test_the_chart_source_is_checked_only_when_a_pool_is_installed():
     # Nothing of GitLab's declared, or only pools to remove: no chart is fetched, so none is checked.
     assert gitlab_runner_plan(settings(gitlab_runner_chart_version="latest"))["releases"] == []
     assert gitlab_runner_plan(settings(GONE, gitlab_runner_chart_version="latest"))["releases"] == []
+
+
+def test_each_pool_config_is_rendered_once_and_is_what_its_release_carries(monkeypatch):
+    rendered = []
+    real_document = gitlab_runner_config_module.gitlab_runner_document
+
+    def counting_document(pool, *args):
+        rendered.append(pool["name"])
+        return real_document(pool, *args)
+
+    monkeypatch.setattr(gitlab_runner_config_module, "gitlab_runner_document", counting_document)
+    plan = gitlab_runner_plan(settings(L40S, CPU, GONE))
+    assert rendered == ["l40s", "cpu"]
+    (l40s,) = [release for release in plan["releases"] if release["values"]["runners"]["name"] == "l40s"]
+    expected = gitlab_runner_config_module.gitlab_runner_config(plan["pools"][0], None, "pool")
+    assert l40s["values"]["runners"]["config"] == expected
+
+
+def test_config_problems_come_in_the_inventory_order_among_the_other_rules():
+    turned_off = dict(CPU, extra_config={"feature_flags": {"FF_USE_ADVANCED_POD_SPEC_CONFIGURATION": False}})
+    plan = gitlab_runner_plan(settings(dict(L40S, gitlab_url="nope"), turned_off, dict(L40S, name="l40s-b", gpus=-1)))
+    assert [text.partition(": ")[0] for text in plan["problems"]] == [
+        "gitlab_runner_pools[name=l40s].gitlab_url",
+        "gitlab_runner_pools[name=cpu].extra_config.feature_flags.FF_USE_ADVANCED_POD_SPEC_CONFIGURATION",
+        "gitlab_runner_pools[name=l40s-b].gpus"]
