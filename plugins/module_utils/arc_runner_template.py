@@ -26,6 +26,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     check_quantity,
     check_str_list,
     child,
+    named_item,
     optional_choice,
     optional_int,
     optional_secret,
@@ -49,6 +50,24 @@ HOOK_TEMPLATE_DIR = "/home/runner/pod-templates"
 HOOK_TEMPLATE_FILE = "job-template.yaml"
 HOOK_TEMPLATE_VOLUME = "hook-template"
 WORK_VOLUME_CLAIM_KEYS = frozenset(("storage_class", "size", "access_modes"))
+
+
+def scale_set_templates(scale_sets, gpu_classes=None, runtime_class=None, key="arc_runners_scale_sets"):
+    """The pod template of each scale set to be present, and the problem of each that cannot render; by index.
+
+    A problem names the scale set as the inventory does (``key[name=x].gpus``). The arc_runners
+    plan renders each scale set once here and takes the template into its release.
+    """
+    templates, problems = {}, {}
+    for index, scale_set in enumerate(scale_sets):
+        if scale_set.get("state") not in (None, "present"):
+            continue
+        try:
+            templates[index] = arc_runner_template(scale_set, gpu_classes, named_item(key, scale_set, index),
+                                                   runtime_class)
+        except ValidationError as error:
+            problems[index] = str(error)
+    return templates, problems
 
 
 def arc_runner_template(scale_set, gpu_classes=None, path="scale_set", runtime_class=None):

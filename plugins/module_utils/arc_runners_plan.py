@@ -38,9 +38,11 @@ takes them, scale sets without their credentials) it returns:
   chart values in ``arc_runners_scale_set_values`` the role builds itself,
   a missing or misplaced ``arc_runners_controller_service_account``, and an
   ``arc_runners_chart_path`` without both charts (checked on the controller).
-  Before it plans, every per-scale-set rule of arc_runners_preflight.py runs
-  on the scale sets as the inventory wrote them (credentials included: only
-  which are set is read); when one is broken, the plan is only ``problems``.
+  Every per-scale-set rule of arc_runners_preflight.py runs on the scale
+  sets as the inventory wrote them (credentials included: only which are
+  set is read), and what each pod template holds is checked as the plan
+  renders it, once (arc_runner_template.scale_set_templates); when a rule is
+  broken, the plan is only ``problems``, in the order the inventory names them.
 
 The role applies it: controller first (its chart brings the CRDs), then every
 scale set's objects and releases at once.
@@ -51,14 +53,14 @@ from __future__ import annotations
 import copy
 import os
 
-from ansible_collections.gpuci.runners.plugins.module_utils.arc_runner_template import arc_runner_template
-from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_preflight import CREDENTIAL_KEYS, SCALE_SETS, arc_runners_preflight
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runner_template import scale_set_templates
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_preflight import CREDENTIAL_KEYS, SCALE_SETS, scale_set_problems
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_readback import named_secret_key
 from ansible_collections.gpuci.runners.plugins.module_utils.chart_source import check_chart_source
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import read
 from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import ownership_labels
 from ansible_collections.gpuci.runners.plugins.module_utils.pending_changes import release_record_selectors
-from ansible_collections.gpuci.runners.plugins.module_utils.validation import mapping_list, named_item, require_mapping
+from ansible_collections.gpuci.runners.plugins.module_utils.validation import mapping_list, require_mapping
 
 CONTROLLER_CHART = "gha-runner-scale-set-controller"
 SCALE_SET_CHART = "gha-runner-scale-set"
@@ -92,11 +94,16 @@ def controller_wanted(settings, scale_sets):
 def arc_runners_plan(settings, gpu_classes=None):
     """The role's plan (see the module docstring), or only its ``problems`` when a scale set breaks a rule."""
     require_mapping(settings, "arc_runners_plan")
-    problems = arc_runners_preflight(settings, gpu_classes)
-    if problems:
-        return {"problems": problems}
     scale_sets = [_with_defaults(entry, settings) for entry in mapping_list(settings, SCALE_SETS)]
     role_present = settings.get("arc_runners_state", "present") == "present"
+    # Each scale set's pod template is rendered once: its rules are checked
+    # as it is made, and the template goes into the scale set's release.
+    templates, template_problems = (
+        scale_set_templates(scale_sets, gpu_classes, settings.get("arc_runners_runtime_class"), SCALE_SETS)
+        if role_present else ({}, {}))
+    problems = scale_set_problems(settings, template_problems)
+    if problems:
+        return {"problems": problems}
     wanted = controller_wanted(settings, scale_sets)
     present = [(index, s) for index, s in enumerate(scale_sets) if role_present and s["state"] == "present"]
     if role_present and (wanted or present):
@@ -106,8 +113,7 @@ def arc_runners_plan(settings, gpu_classes=None):
         "namespace": settings["arc_runners_controller_namespace"]}
     releases, configmaps, secrets, by_scale_set = [], [], [], {}
     for index, scale_set in present:
-        rendered = arc_runner_template(scale_set, gpu_classes, named_item(SCALE_SETS, scale_set, index),
-                                       settings.get("arc_runners_runtime_class"))
+        rendered = templates[index]
         labels = ownership_labels({SCALE_SET_LABEL: scale_set["name"]})
         secret_name = scale_set.get("github_config_secret") or scale_set["name"] + "-github-config"
         if not scale_set.get("github_config_secret"):

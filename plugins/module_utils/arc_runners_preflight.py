@@ -16,11 +16,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from ansible_collections.gpuci.runners.plugins.module_utils.arc_runner_template import arc_runner_template
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runner_template import scale_set_templates
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_request import deprecated_pool_keys
 from ansible_collections.gpuci.runners.plugins.module_utils.release_names import DNS_LABEL_MAX, is_dns_label
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
-    ValidationError,
     child,
     mapping_list,
     named_item,
@@ -41,13 +40,32 @@ def arc_runners_preflight(settings, gpu_classes=None):
 
     ``settings`` maps the role's variable names to their values: ``arc_runners_scale_sets`` (as
     the inventory wrote them, credentials included), ``arc_runners_state``,
-    ``arc_runners_scale_set_namespace`` and ``arc_runners_runtime_class``.
+    ``arc_runners_scale_set_namespace`` and ``arc_runners_runtime_class``. The plan's problems,
+    in the same order: each scale set's pod template is rendered here too
+    (module_utils/arc_runner_template.py, without the credentials), to check what it holds.
     """
     require_mapping(settings, "arc_runners_preflight")
+    public = [dict((key, value) for key, value in scale_set.items() if key not in CREDENTIAL_KEYS)
+              for scale_set in mapping_list(settings, SCALE_SETS)]
+    if settings.get("arc_runners_state", "present") != "present":
+        return scale_set_problems(settings, {})
+    _templates, template_problems = scale_set_templates(public, gpu_classes, settings.get("arc_runners_runtime_class"),
+                                                        SCALE_SETS)
+    return scale_set_problems(settings, template_problems)
+
+
+def scale_set_problems(settings, template_problems):
+    """The problems of the scale sets in order, their pod templates' among them; ``[]`` when none.
+
+    What a pod template holds is checked where it is made, once per scale set
+    (arc_runner_template.scale_set_templates, whose problems by index come in
+    ``template_problems``), since the plan keeps what it renders. Tearing down
+    needs the names only.
+    """
     scale_sets = mapping_list(settings, SCALE_SETS)
     problems = _unique_names(scale_sets)
     if settings.get("arc_runners_state", "present") != "present":
-        return problems  # tearing down needs names only
+        return problems
     for index, scale_set in enumerate(scale_sets):
         if scale_set.get("state") not in (None, "present"):
             continue
@@ -56,7 +74,7 @@ def arc_runners_preflight(settings, gpu_classes=None):
         problems += _credentials(scale_set, path)
         problems += _namespace(scale_set, path, settings)
         problems += _work_volume_claim(scale_set, path)
-        problems += _template(scale_set, path, settings, gpu_classes)
+        problems += [template_problems[index]] if index in template_problems else []
     return problems
 
 
@@ -122,14 +140,4 @@ def _work_volume_claim(scale_set, path):
     if mode != "kubernetes" and has_claim:
         return [problem(child(path, "work_volume_claim"), "is only used with container_mode kubernetes (the job pods' "
                         "work volume); container_mode is %s" % mode)]
-    return []
-
-
-def _template(scale_set, path, settings, gpu_classes):
-    """Render the pod template as the role will: the builder checks the name, counts and GPU keys."""
-    public = dict((key, value) for key, value in scale_set.items() if key not in CREDENTIAL_KEYS)
-    try:
-        arc_runner_template(public, gpu_classes, path, settings.get("arc_runners_runtime_class"))
-    except ValidationError as error:
-        return [str(error)]
     return []

@@ -7,7 +7,7 @@ import copy
 import pytest
 import yaml
 
-from ansible_collections.gpuci.runners.plugins.module_utils.arc_runner_template import arc_runner_template
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runner_template import arc_runner_template, scale_set_templates
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError
 
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
@@ -197,3 +197,12 @@ def test_bad_secret_is_not_echoed(key):
         arc_runner_template({"name": "x", key: 98765})
     assert str(error.value).startswith("scale_set.%s:" % key)
     assert "98765" not in str(error.value)
+
+
+def test_scale_set_templates_renders_the_present_ones_and_names_each_bad_one_by_its_inventory_path():
+    good = {"name": "cpu"}
+    scale_sets = [good, {"name": "gone", "state": "absent", "gpus": "many"}, {"name": "bad", "gpu_class": "l40s", "gpus": 0}]
+    templates, problems = scale_set_templates(scale_sets, key="arc_runners_scale_sets")
+    assert list(templates) == [0] and templates[0] == arc_runner_template(good)
+    assert list(problems) == [2]
+    assert problems[2].startswith("arc_runners_scale_sets[name=bad].gpus: ")

@@ -10,6 +10,7 @@ import pytest
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_credential_secrets import (
     arc_runners_credential_secrets,
 )
+from ansible_collections.gpuci.runners.plugins.module_utils import arc_runner_template as arc_runner_template_module
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_plan import arc_runners_plan, controller_fullname
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError
 
@@ -184,3 +185,30 @@ def test_the_controller_service_account_must_fit_the_controller(overrides, refus
     problems = arc_runners_plan(settings(L40S, **overrides))["problems"]
     assert bool(problems) is refused
     assert all(p.startswith("arc_runners_controller_service_account must name the service account") for p in problems)
+
+
+def test_each_pod_template_is_rendered_once_and_is_what_its_release_carries(monkeypatch):
+    rendered = []
+    real_template = arc_runner_template_module.arc_runner_template
+
+    def counting_template(scale_set, *args):
+        rendered.append(scale_set["name"])
+        return real_template(scale_set, *args)
+
+    monkeypatch.setattr(arc_runner_template_module, "arc_runner_template", counting_template)
+    plan = arc_runners_plan(settings(L40S, K8S, dict(APP, state="absent")))
+    assert rendered == ["l40s", "k8s-mode"]
+    expected = real_template(dict(plan["scale_sets"][0]), None, "scale_set")["template"]
+    assert plan["by_scale_set"]["l40s"]["template"] == expected
+
+
+def test_a_role_that_tears_down_renders_no_template(monkeypatch):
+    monkeypatch.setattr(arc_runner_template_module, "arc_runner_template", pytest.fail)
+    assert arc_runners_plan(settings(dict(L40S, gpus=0), arc_runners_state="absent"))["problems"] == []
+
+
+def test_template_problems_come_in_the_inventory_order_among_the_other_rules():
+    plan = arc_runners_plan(settings(dict(L40S, github_config_url="nope"), dict(K8S, gpus=-1), dict(APP, max_runners=-1)))
+    assert [text.partition(": ")[0] for text in plan["problems"]] == [
+        "arc_runners_scale_sets[name=l40s].github_config_url", "arc_runners_scale_sets[name=k8s-mode].gpus",
+        "arc_runners_scale_sets[name=app].max_runners"]
