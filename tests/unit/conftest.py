@@ -63,3 +63,23 @@ def golden_yaml(golden):
         return yaml.safe_load(golden(relative_path, text).read_text())
 
     return check
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    """Record the first argument's ``name`` of every call to ``module.function``, which still runs.
+
+    ``calls(module, "function")`` returns the list the names go into.
+    """
+
+    def record(module, function):
+        names, real = [], getattr(module, function)
+
+        def recording(first, *args, **kwargs):
+            names.append(first["name"])
+            return real(first, *args, **kwargs)
+
+        monkeypatch.setattr(module, function, recording)
+        return names
+
+    return record

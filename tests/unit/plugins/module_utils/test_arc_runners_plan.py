@@ -187,15 +187,9 @@ def test_the_controller_service_account_must_fit_the_controller(overrides, refus
     assert all(p.startswith("arc_runners_controller_service_account must name the service account") for p in problems)
 
 
-def test_each_pod_template_is_rendered_once_and_is_what_its_release_carries(monkeypatch):
-    rendered = []
+def test_each_pod_template_is_rendered_once_and_is_what_its_release_carries(calls):
     real_template = arc_runner_template_module.arc_runner_template
-
-    def counting_template(scale_set, *args):
-        rendered.append(scale_set["name"])
-        return real_template(scale_set, *args)
-
-    monkeypatch.setattr(arc_runner_template_module, "arc_runner_template", counting_template)
+    rendered = calls(arc_runner_template_module, "arc_runner_template")
     plan = arc_runners_plan(settings(L40S, K8S, dict(APP, state="absent")))
     assert rendered == ["l40s", "k8s-mode"]
     expected = real_template(dict(plan["scale_sets"][0]), None, "scale_set")["template"]

@@ -184,15 +184,8 @@ def test_the_chart_source_is_checked_only_when_a_pool_is_installed():
     assert gitlab_runner_plan(settings(GONE, gitlab_runner_chart_version="latest"))["releases"] == []
 
 
-def test_each_pool_config_is_rendered_once_and_is_what_its_release_carries(monkeypatch):
-    rendered = []
-    real_document = gitlab_runner_config_module.gitlab_runner_document
-
-    def counting_document(pool, *args):
-        rendered.append(pool["name"])
-        return real_document(pool, *args)
-
-    monkeypatch.setattr(gitlab_runner_config_module, "gitlab_runner_document", counting_document)
+def test_each_pool_config_is_rendered_once_and_is_what_its_release_carries(calls):
+    rendered = calls(gitlab_runner_config_module, "gitlab_runner_document")
     plan = gitlab_runner_plan(settings(L40S, CPU, GONE))
     assert rendered == ["l40s", "cpu"]
     (l40s,) = [release for release in plan["releases"] if release["values"]["runners"]["name"] == "l40s"]
