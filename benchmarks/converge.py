@@ -28,9 +28,9 @@ alike; the machine's busy CPU seconds of (a)'s median round and of (d) give
 Each step prints a progress line as it starts and ends. Prints a table,
 writes the result to benchmarks/results/<date>-<host>-<cpus>cpu.json (and
 latest.json), and its figures into README.md and docs/reliability.md
-(benchmarks/figures.py, which also judges each target). GPUCI_TESTBED_STATE and the
-testbed's port variables select a private testbed instance, as for the
-tests (tools/testbed/lib/layout.py).
+(benchmarks/figures.py, which also judges each target; --no-documents
+leaves them). GPUCI_TESTBED_STATE and the testbed's port variables select
+a private testbed instance, as for the tests (tools/testbed/lib/layout.py).
 """
 from __future__ import annotations
 
