@@ -45,12 +45,12 @@ def arc_runners_preflight(settings, gpu_classes=None):
     (module_utils/arc_runner_template.py, without the credentials), to check what it holds.
     """
     require_mapping(settings, "arc_runners_preflight")
-    public = [dict((key, value) for key, value in scale_set.items() if key not in CREDENTIAL_KEYS)
-              for scale_set in mapping_list(settings, SCALE_SETS)]
-    if settings.get("arc_runners_state", "present") != "present":
-        return scale_set_problems(settings, {})
-    _templates, template_problems = scale_set_templates(public, gpu_classes, settings.get("arc_runners_runtime_class"),
-                                                        SCALE_SETS)
+    template_problems = {}
+    if settings.get("arc_runners_state", "present") == "present":
+        public = [dict((key, value) for key, value in scale_set.items() if key not in CREDENTIAL_KEYS)
+                  for scale_set in mapping_list(settings, SCALE_SETS)]
+        template_problems = scale_set_templates(public, gpu_classes, settings.get("arc_runners_runtime_class"),
+                                                SCALE_SETS)[1]
     return scale_set_problems(settings, template_problems)
 
 

@@ -88,7 +88,7 @@ def pool_problems(settings, config_problems):
             problems += _gitlab_url(pool, path, settings)
             problems += _role_concurrent(pool, settings)
             problems += _hpa(pool, path, settings)
-        problems += [config_problems[index]] if index in config_problems else []
+            problems += [config_problems[index]] if index in config_problems else []
     return problems
 
 
