@@ -72,8 +72,8 @@ def markdown(result: dict, source: str) -> str:
         "| measure | seconds | ratio | target | verdict |",
         "| --- | --- | ---: | --- | --- |",
         f"| (a) bare `helm upgrade --install --wait`, {result['releases']} releases one after another "
-        f"| {ref['bare_helm_s']:.1f} (rounds: {_seconds(ref['bare_helm_runs_s'])}) | | | |",
-        f"| (a) `site.yml` converge, same releases | {ref['converge_s']:.1f} (rounds: "
+        f"| {ref['bare_helm_s']:.2f} (rounds: {_seconds(ref['bare_helm_runs_s'])}) | | | |",
+        f"| (a) `site.yml` converge, same releases | {ref['converge_s']:.2f} (rounds: "
         f"{_seconds(ref['converge_runs_s'])}) | {ref['converge_to_bare_ratio']:.3f} x bare "
         f"| <= {TARGETS['converge_to_bare']} | **{verdict(ref['converge_to_bare_ratio'], TARGETS['converge_to_bare'])}** |",
         f"| (b) `site.yml` no-op rerun (changed={ref['noop_changed']}) | {ref['noop_s']:.2f} (rounds: "
