@@ -26,13 +26,13 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     check_quantity,
     check_str_list,
     child,
-    named_item,
     optional_choice,
     optional_int,
     optional_secret,
     optional_str,
     optional_str_list,
     reject_unknown_keys,
+    rendered_present_entries,
     require_mapping,
     required_str,
     type_name,
@@ -58,16 +58,8 @@ def scale_set_templates(scale_sets, gpu_classes=None, runtime_class=None, key="a
     A problem names the scale set as the inventory does (``key[name=x].gpus``). The arc_runners
     plan renders each scale set once here and takes the template into its release.
     """
-    templates, problems = {}, {}
-    for index, scale_set in enumerate(scale_sets):
-        if scale_set.get("state") not in (None, "present"):
-            continue
-        try:
-            templates[index] = arc_runner_template(scale_set, gpu_classes, named_item(key, scale_set, index),
-                                                   runtime_class)
-        except ValidationError as error:
-            problems[index] = str(error)
-    return templates, problems
+    return rendered_present_entries(
+        scale_sets, key, lambda scale_set, path: arc_runner_template(scale_set, gpu_classes, path, runtime_class))
 
 
 def arc_runner_template(scale_set, gpu_classes=None, path="scale_set", runtime_class=None):

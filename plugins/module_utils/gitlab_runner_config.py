@@ -30,7 +30,6 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     ValidationError,
     check_quantity,
     child,
-    named_item,
     optional_choice,
     optional_int,
     optional_mapping,
@@ -38,6 +37,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     optional_str,
     optional_str_list,
     reject_unknown_keys,
+    rendered_present_entries,
     require_mapping,
     required_str,
 )
@@ -75,15 +75,8 @@ def pool_configs(pools, gpu_classes=None, runtime_class=None, key="gitlab_runner
     A problem names the pool as the inventory does (``key[name=x].gpus``). The gitlab_runner plan
     renders each pool once here and takes the text into the pool's release.
     """
-    configs, problems = {}, {}
-    for index, pool in enumerate(pools):
-        if pool.get("state") not in (None, "present"):
-            continue
-        try:
-            configs[index] = gitlab_runner_config(pool, gpu_classes, named_item(key, pool, index), runtime_class)
-        except ValidationError as error:
-            problems[index] = str(error)
-    return configs, problems
+    return rendered_present_entries(
+        pools, key, lambda pool, path: gitlab_runner_config(pool, gpu_classes, path, runtime_class))
 
 
 def gitlab_runner_document(pool, gpu_classes=None, path="pool", runtime_class=None):

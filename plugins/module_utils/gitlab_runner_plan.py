@@ -30,9 +30,9 @@ takes them, pools without their tokens) it returns:
 
 The role applies the plan; it computes it once per run (one set_fact), and
 the plan renders each pool's config.toml once: the rules of what it holds
-are checked as it is made (gitlab_runner_config.pool_configs), the others
-before (gitlab_runner_preflight.pool_problems), and every problem of both
-comes back at once, in the order the inventory names them.
+are checked as it is made (gitlab_runner_config.pool_configs), the other
+rules after (gitlab_runner_preflight.pool_problems), and every problem of
+both comes back at once, in the order the inventory names them.
 """
 
 from __future__ import annotations

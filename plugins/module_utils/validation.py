@@ -201,6 +201,22 @@ def named_item(path, entry, index):
     return item(path, index)
 
 
+def rendered_present_entries(entries, key, render):
+    """Each entry to be present (``state`` missing or present) made by ``render(entry, path)``, and the problem of
+    each that cannot be made; both by index in ``entries``, ``path`` naming the entry as the inventory does
+    (``key[name=x]``). What one rendering checks is then checked once, and its result kept.
+    """
+    rendered, problems = {}, {}
+    for index, entry in enumerate(entries):
+        if entry.get("state") not in (None, "present"):
+            continue
+        try:
+            rendered[index] = render(entry, named_item(key, entry, index))
+        except ValidationError as error:
+            problems[index] = str(error)
+    return rendered, problems
+
+
 def renamed_key(mapping, old, new, path):
     """The key ``mapping`` uses for ``new``: ``old`` (its deprecated name) when written, else ``new``.
 

@@ -13,6 +13,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     plain,
     reject_unknown_keys,
     renamed_key,
+    rendered_present_entries,
     renamed_key_deprecation,
 )
 
@@ -87,3 +88,16 @@ def test_object_list_names_a_non_mapping_entry_without_showing_it():
     assert str(raised.value) == "answers.secrets[1]: must be a mapping, not str"
     with pytest.raises(ValidationError, match="answers: must be a list, not str"):
         object_list("glrt-SECRET-token", "answers")
+
+
+def test_rendered_present_entries_makes_the_present_ones_and_keeps_each_problem_by_index():
+    def render(entry, path):
+        if entry.get("size", 1) < 1:
+            raise ValidationError(path + ".size", "must be >= 1", entry["size"])
+        return "%s at %s" % (entry.get("name"), path)
+
+    entries = [{"name": "a"}, {"name": "gone", "state": "absent", "size": 0}, {"name": "b", "size": 0},
+               {"size": 2, "state": "present"}]
+    rendered, problems = rendered_present_entries(entries, "sets", render)
+    assert rendered == {0: "a at sets[name=a]", 3: "None at sets[3]"}
+    assert problems == {2: "sets[name=b].size: must be >= 1 (got 0)"}
