@@ -57,6 +57,15 @@ def _pools_row(pools: list[dict], costs: list[float]) -> str:
             f"| <= {TARGETS['seconds_per_added_pool']} s each step | **{verdict(worst, TARGETS['seconds_per_added_pool'])}** |")
 
 
+def _run_floor_row(clusters: dict, machine: dict) -> list[str]:
+    """(d)'s floor from the run's own CPU (Ansible, helm), without the testbeds' API servers; runs before it lack it."""
+    if "run_cpu_floor_s" not in clusters:
+        return []
+    return [f"| (d) its floor without the testbeds: CPU seconds of the run itself, Ansible and helm "
+            f"({clusters['three_clusters_run_cpu_s']}; one cluster {clusters['one_cluster_run_cpu_s']}) "
+            f"/ {machine['cpus']} CPUs | {clusters['run_cpu_floor_s']:.1f} | {clusters['run_cpu_floor_ratio']:.2f} x one | | |"]
+
+
 def markdown(result: dict, source: str) -> str:
     """The figures of one result as Markdown, between the markers; `source` is the JSON's path in the repository."""
     ref, clusters, machine, pools = result["reference"], result["clusters"], result["machine"], result["pools"]
@@ -85,6 +94,7 @@ def markdown(result: dict, source: str) -> str:
         f"| **{verdict(clusters['three_to_one_ratio'], TARGETS['three_to_one_cluster'])}** |",
         f"| (d) its floor on this machine: busy CPU seconds of the three ({clusters['three_clusters_cpu_s']}) "
         f"/ {machine['cpus']} CPUs | {clusters['cpu_floor_s']:.1f} | {clusters['cpu_floor_ratio']:.2f} x one | | |",
+        *_run_floor_row(clusters, machine),
         f"| teardown of the reference inventory, median | {ref['teardown_s']:.1f} | | | |",
         "",
         "| (c) GitLab pools | converge s | no-op s | absent s | s per added pool |",

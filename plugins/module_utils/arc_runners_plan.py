@@ -21,6 +21,11 @@ takes them, scale sets without their credentials) it returns:
 - ``removed``: the scale sets to remove (marked absent, or all of them with
   ``arc_runners_state: absent``), and ``removals``: their releases in state
   absent for ``helm_releases``;
+- ``removed_selectors``: per namespace of removed scale sets, the label
+  selectors of the Secrets and ConfigMaps the role made for them;
+- ``namespace_labels``: on the namespaces the role creates (so it may delete
+  them; a namespace that existed before never gets them), and
+  ``namespace_selectors``: the same as ``k8s_info`` takes them;
 - ``scale_set_label``: the label that ties a Secret or ConfigMap to its scale set;
 - ``scale_set_name_label``: the label ARC puts on a scale set's own objects;
 - ``by_scale_set``: per present scale set, what pruning and verification
@@ -58,7 +63,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_prefligh
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_readback import named_secret_key
 from ansible_collections.gpuci.runners.plugins.module_utils.chart_source import check_chart_source
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import read
-from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import ownership_labels
+from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import label_selectors, ownership_labels, set_selector
 from ansible_collections.gpuci.runners.plugins.module_utils.pending_changes import release_record_selectors
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import mapping_list, require_mapping
 
@@ -68,6 +73,8 @@ SCALE_SET_CHART = "gha-runner-scale-set"
 SCALE_SET_LABEL = "gpuci.runners/arc-scale-set"
 # The label ARC's chart and controller put on a scale set's own objects.
 SCALE_SET_NAME_LABEL = "actions.github.com/scale-set-name"
+# On the namespaces the role creates, beside the collection's labels.
+NAMESPACE_LABELS = ownership_labels({"gpuci.runners/created-by": "arc_runners"})
 # The group of the role's reads in k8s_reads' answer (site.yml reads for every role at once).
 GROUP = "arc_runners"
 RUNNER_SET_API = "actions.github.com/v1alpha1"
@@ -162,6 +169,9 @@ def arc_runners_plan(settings, gpu_classes=None):
         "secrets": secrets,
         "removed": removed,
         "removals": removals,
+        "removed_selectors": _removed_selectors(removed),
+        "namespace_labels": NAMESPACE_LABELS,
+        "namespace_selectors": label_selectors(NAMESPACE_LABELS),
         "scale_set_label": SCALE_SET_LABEL,
         "scale_set_name_label": SCALE_SET_NAME_LABEL,
         "release_record_selectors": record_selectors,
@@ -174,11 +184,21 @@ def arc_runners_plan(settings, gpu_classes=None):
     }
 
 
+def _removed_selectors(removed):
+    """Per namespace (in the scale sets' order), what selects our Secrets and ConfigMaps of its removed scale sets."""
+    names = {}
+    for scale_set in removed:
+        names.setdefault(scale_set["namespace"], []).append(scale_set["name"])
+    return [{"namespace": namespace,
+             "label_selectors": label_selectors(ownership_labels()) + [set_selector(SCALE_SET_LABEL, in_namespace)]}
+            for namespace, in_namespace in names.items()]
+
+
 def _reads(record_selectors):
     """What the role decides from, in one k8s_reads run: the namespaces, our Secrets and hook ConfigMaps
     (which pruning may remove), Helm's records of the releases (the removed scale sets' too: they are
     pending while they exist) and the AutoscalingRunnerSets."""
-    ours = ["app.kubernetes.io/part-of=gpuci-runners", SCALE_SET_LABEL]
+    ours = label_selectors(ownership_labels()) + [SCALE_SET_LABEL]
     return [
         read(GROUP, "namespaces", "Namespace"),
         read(GROUP, "secrets", "Secret", label_selectors=ours),

@@ -17,7 +17,8 @@ takes them, pools without their tokens) it returns:
 - ``secrets``: per present pool, the name, namespace, labels and GitLab URL of
   the Secret that holds its runner token (the token never passes through here;
   gitlab_runner_token_secrets.py fills it in);
-- ``labels``: the fleet's labels, which scope pruning and teardown;
+- ``labels``: the fleet's labels, which scope pruning and teardown, and
+  ``label_selectors``: the same as ``k8s_info`` takes them;
 - ``release_selector``: selects the present pools' chart objects by release;
 - ``pool_label`` and ``created_annotation``: the label that ties an object
   to its pool, and the annotation on a token Secret whose runner the role
@@ -43,7 +44,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.chart_source import 
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_config import deep_merge, pool_configs
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_preflight import pool_problems
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import AVAILABLE, read
-from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import ownership_labels
+from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import label_selectors, ownership_labels, set_selector
 from ansible_collections.gpuci.runners.plugins.module_utils.pending_changes import release_record_selectors
 from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import GITLAB_POOL_DEFAULTS, GITLAB_SECRET_KEYS
 from ansible_collections.gpuci.runners.plugins.module_utils.release_names import GITLAB_RELEASE_PREFIX
@@ -102,10 +103,11 @@ def gitlab_runner_plan(settings, gpu_classes=None):
         check_chart_source("gitlab_runner", settings)
     releases = [_release(pool, configs[index], labels, settings)
                 for index, pool in enumerate(pools) if pool["state"] == "present"]
-    selector = "release in (%s)" % ",".join(release["name"] for release in releases)
+    selector = set_selector("release", [release["name"] for release in releases])
     record_selectors = release_record_selectors(release["name"] for release in releases)
     return {
         "labels": labels,
+        "label_selectors": label_selectors(labels),
         "pools": pools,
         "namespaces": needed_namespaces(pools, settings["gitlab_runner_namespace"]),
         "releases": releases,
@@ -134,7 +136,7 @@ def _reads(settings, labels, selector, record_selectors):
     records, the rendered ConfigMaps and the managers.
     """
     namespace = settings["gitlab_runner_namespace"]
-    pool_objects = ["%s=%s" % item for item in labels.items()] + [POOL_LABEL]
+    pool_objects = label_selectors(labels) + [POOL_LABEL]
     return [
         read(GROUP, "namespaces", "Namespace"),
         read(GROUP, "accounts", "ServiceAccount", label_selectors=pool_objects),

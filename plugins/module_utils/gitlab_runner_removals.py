@@ -10,6 +10,8 @@ no longer names are still found. Given the plan's pools and those accounts:
 - ``names``: pools to remove: every pool with ``gitlab_runner_state: absent``;
   otherwise the pools marked absent plus, with ``gitlab_runner_prune``, the
   found pools the inventory no longer declares;
+- ``label_selectors``: what finds the objects of those pools the role made
+  itself (the fleet's labels, ``labels``, and the pool label);
 - ``existing``: of those, the pools the cluster still holds (their manager
   ServiceAccount was found): what a rerun still has to remove;
 - ``releases``: their Helm releases as ``helm_releases`` takes them (state
@@ -25,10 +27,11 @@ from __future__ import annotations
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_plan import (
     JOB_NAMESPACE_ANNOTATION,
+    POOL_LABEL,
     needed_namespaces,
     release_name,
 )
-from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import labels_match
+from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import label_selectors, labels_match, set_selector
 from ansible_collections.gpuci.runners.plugins.module_utils.release_names import GITLAB_RELEASE_PREFIX
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import require_mapping
 
@@ -59,7 +62,8 @@ def gitlab_runner_removals(value):
     fleet_labels = dict(value.get("labels") or {})
     owned = [meta["name"] for meta in value.get("namespaces") or []
              if fleet_labels and labels_match(meta.get("labels") or {}, fleet_labels)]
-    return {"names": doomed, "existing": [name for name in doomed if name in found], "releases": releases, "kept_namespaces": kept,
+    return {"names": doomed, "label_selectors": label_selectors(fleet_labels) + [set_selector(POOL_LABEL, doomed)] if doomed else [],
+            "existing": [name for name in doomed if name in found], "releases": releases, "kept_namespaces": kept,
             "unused_namespaces": sorted(set(owned) - set(kept))}
 
 

@@ -8,7 +8,7 @@ From the role's variables (under their own names) it returns:
 - ``release``: the GPU Operator's release with its complete chart values
   (the dedicated variables, then ``gpu_operator_values`` laid over them),
   ready for ``gpuci.runners.helm_releases``;
-- ``labels`` and ``label_selector``: on every object the role makes itself;
+- ``labels`` and ``label_selectors``: on every object the role makes itself;
   ``namespace_labels``: those plus what Pod Security admission needs to
   admit the operands in a namespace the role creates;
 - ``time_slicing``: ``enabled``, the device plugin ConfigMap's ``configmap``
@@ -122,7 +122,7 @@ def gpu_operator_plan(settings, gpu_classes=None):
     selector, record_selectors = label_selectors(labels), release_record_selectors([release_name])
     return {
         "labels": labels,
-        "label_selector": selector,
+        "label_selectors": selector,
         "namespace_labels": {**labels, **NAMESPACE_LABELS},
         "release": {
             "name": release_name,

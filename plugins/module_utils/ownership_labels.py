@@ -38,6 +38,11 @@ def label_selector(labels):
     return ",".join(label_selectors(labels))
 
 
+def set_selector(label, values):
+    """``label in (a,b)``: objects whose ``label`` is any of ``values``."""
+    return "%s in (%s)" % (label, ",".join(values))
+
+
 def labels_match(labels, wanted):
     """Whether ``labels`` carry every label of ``wanted`` (any mappings; Ansible hands filters its own)."""
     return all(labels.get(key) == value for key, value in wanted.items())

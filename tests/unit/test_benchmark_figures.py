@@ -64,6 +64,15 @@ def test_the_worst_step_per_added_pool_decides_c():
     assert "worst step 1.60 s per added pool" in row and row.endswith("**NOT met** |")
 
 
+def test_the_floor_without_the_testbeds_is_shown_when_the_run_measured_it():
+    result = recorded_result()
+    assert not [key for key in rows(figures.markdown(result, RUN_R)) if "without the testbeds" in key]
+    result["clusters"].update(one_cluster_run_cpu_s=6.1, three_clusters_run_cpu_s=18.6, run_cpu_floor_s=9.3,
+                              run_cpu_floor_ratio=1.22)
+    (row,) = [r for key, r in rows(figures.markdown(result, RUN_R)).items() if "without the testbeds" in key]
+    assert "(18.6; one cluster 6.1) / 2 CPUs | 9.3 | 1.22 x one |" in row
+
+
 def test_the_header_names_machine_load_commit_rounds_and_source():
     result = recorded_result()
     result["commit"] = "abc1234 with uncommitted changes"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -19,7 +20,9 @@ SPEC.loader.exec_module(converge)
 def recorded_result() -> dict:
     """Run l's numbers, with the CPU fields that runs since then record."""
     result = json.loads((ROOT / "benchmarks/results/2026-11-26l-vm-2cpu.json").read_text())
-    result["clusters"].update(one_cluster_cpu_s=10.8, three_clusters_cpu_s=29.8, cpu_floor_s=14.9, cpu_floor_ratio=1.94)
+    result["clusters"].update(one_cluster_cpu_s=10.8, three_clusters_cpu_s=29.8, cpu_floor_s=14.9, cpu_floor_ratio=1.94,
+                              one_cluster_run_cpu_s=8.2, three_clusters_run_cpu_s=24.4, run_cpu_floor_s=12.2,
+                              run_cpu_floor_ratio=1.59)
     return result
 
 
@@ -40,6 +43,17 @@ def test_table_shows_the_cpu_floor_of_three_clusters():
     (floor,) = [line for line in converge.table(recorded_result()).splitlines() if line.startswith("(d) its CPU floor")]
     assert "CPUs" in floor and "14.9" in floor and "1.94" in floor
     assert "one cluster: 10.8 cpu-s, three: 29.8" in floor
+
+
+def test_table_shows_the_floor_of_the_run_alone():
+    (floor,) = [line for line in converge.table(recorded_result()).splitlines() if line.startswith("(d) the run alone")]
+    assert "12.2" in floor and "1.59" in floor and "one cluster: 8.2 cpu-s, three: 24.4" in floor
+
+
+def test_run_cpu_seconds_count_the_finished_children():
+    first = converge.run_cpu_seconds()
+    subprocess.run([sys.executable, "-c", "sum(range(5_000_000))"], check=True)
+    assert converge.run_cpu_seconds() > first
 
 
 def test_busy_cpu_seconds_only_grow():

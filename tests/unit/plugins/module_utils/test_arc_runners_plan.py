@@ -126,6 +126,23 @@ def test_absent_scale_sets_and_role_state_absent_plan_no_release():
         ("l40s", "arc-runners", "absent", False), ("k8s-mode", "arc-k8s", "absent", False)]
 
 
+def test_the_objects_of_removed_scale_sets_are_selected_per_namespace_by_our_labels():
+    other = dict(L40S, name="a100", gpu_class="a100")
+    plan = arc_runners_plan(settings(L40S, K8S, other, arc_runners_state="absent"))
+    ours = ["app.kubernetes.io/part-of=gpuci-runners", "app.kubernetes.io/managed-by=gpuci.runners"]
+    assert plan["removed_selectors"] == [
+        {"namespace": "arc-runners", "label_selectors": ours + ["gpuci.runners/arc-scale-set in (l40s,a100)"]},
+        {"namespace": "arc-k8s", "label_selectors": ours + ["gpuci.runners/arc-scale-set in (k8s-mode)"]}]
+    assert arc_runners_plan(settings(L40S))["removed_selectors"] == []
+
+
+def test_namespaces_the_role_creates_carry_labels_it_finds_them_by():
+    plan = arc_runners_plan(settings(L40S))
+    assert plan["namespace_labels"]["gpuci.runners/created-by"] == "arc_runners"
+    assert plan["namespace_labels"]["app.kubernetes.io/part-of"] == "gpuci-runners"
+    assert plan["namespace_selectors"] == ["%s=%s" % item for item in plan["namespace_labels"].items()]
+
+
 def test_a_bad_scale_set_is_named_by_its_inventory_path_and_nothing_is_planned():
     plan = arc_runners_plan(settings(dict(L40S, gpus=0), dict(K8S, github_config_url="github.com/org")))
     assert list(plan) == ["problems"]

@@ -17,6 +17,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels imp
     label_selectors,
     labels_match,
     ownership_labels,
+    set_selector,
 )
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError
 
@@ -117,6 +118,7 @@ def test_labels_are_the_collection_labels_plus_component_and_fleet():
     plan = gitlab_runner_plan(settings(L40S))
     assert plan["labels"] == {**OWNERSHIP_LABELS, "app.kubernetes.io/component": "gitlab-runner",
                               "gpuci.runners/fleet": "ci"}
+    assert plan["label_selectors"] == label_selectors(plan["labels"])
     assert label_selector(OWNERSHIP_LABELS) == "app.kubernetes.io/part-of=gpuci-runners,app.kubernetes.io/managed-by=gpuci.runners"
 
 
@@ -126,6 +128,7 @@ def test_selectors_and_matching_of_the_collection_labels():
     assert labels_match({**OWNERSHIP_LABELS, "other": "x"}, OWNERSHIP_LABELS)
     assert not labels_match({"app.kubernetes.io/part-of": "gpuci-runners"}, OWNERSHIP_LABELS)
     assert not labels_match({**OWNERSHIP_LABELS, "app.kubernetes.io/managed-by": "helm"}, OWNERSHIP_LABELS)
+    assert set_selector("gpuci.runners/pool", ["a", "b"]) == "gpuci.runners/pool in (a,b)"
 
 
 def test_ownership_labels_cannot_be_replaced():

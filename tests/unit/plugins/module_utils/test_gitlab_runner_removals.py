@@ -33,6 +33,16 @@ def test_prune_removes_undeclared_and_absent_pools_where_they_were_found():
     assert result["kept_namespaces"] == ["gitlab-runner"]
 
 
+def test_the_removed_pools_objects_are_selected_by_the_fleets_labels_and_their_pool():
+    fleet = {"app.kubernetes.io/part-of": "gpuci-runners", "gpuci.runners/fleet": "ci"}
+    result = gitlab_runner_removals({"pools": [pool("keep"), pool("old", "absent")], "found": [found("gone")],
+                                     "state": "present", "prune": True, "namespace": "gitlab-runner", "timeout": 120,
+                                     "labels": fleet})
+    assert result["label_selectors"] == ["app.kubernetes.io/part-of=gpuci-runners", "gpuci.runners/fleet=ci",
+                                         "gpuci.runners/pool in (gone,old)"]
+    assert removals([pool("keep")], [found("keep")])["label_selectors"] == []  # nothing to remove, nothing selected
+
+
 def test_without_prune_undeclared_pools_survive_with_their_namespaces():
     result = removals([pool("keep", namespace="jobs")], [found("keep", job_namespace="jobs"),
                                                          found("forgotten", "other", "other-jobs")], prune=False)

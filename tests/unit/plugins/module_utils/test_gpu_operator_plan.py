@@ -101,7 +101,7 @@ def test_labels_tell_this_release_from_others():
     plan = gpu_operator_plan(settings(gpu_operator_release_name="gpu-op-b"))
     assert plan["labels"]["app.kubernetes.io/instance"] == "gpu-op-b"
     assert plan["labels"]["app.kubernetes.io/part-of"] == "gpuci-runners"
-    assert "app.kubernetes.io/instance=gpu-op-b" in plan["label_selector"]
+    assert "app.kubernetes.io/instance=gpu-op-b" in plan["label_selectors"]
     assert plan["namespace_labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
     assert "pod-security.kubernetes.io/enforce" not in plan["labels"]
 
