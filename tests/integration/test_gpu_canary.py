@@ -317,3 +317,21 @@ def test_absent_removes_what_the_canary_made(converged, testbed, playbooks, tmp_
     assert not namespace_exists(testbed, NAMESPACE)
     again = playbooks.run("canary.yml", extra_vars=variables).assert_ok()
     assert again.changed == 0
+
+
+@pytest.mark.parametrize("labels", [{}, {"app.kubernetes.io/part-of": "gpuci-runners",
+                                        "app.kubernetes.io/managed-by": "gpuci.runners"}],
+                         ids=["unlabelled", "another-part-of-the-collection"])
+def test_absent_keeps_a_namespace_the_canary_did_not_make(testbed, playbooks, tmp_path, labels):
+    """Only a namespace with every label the canary gives its own is deleted: the collection's labels alone
+    (a namespace a runner role made, under the name the canary was told to use) are not enough."""
+    # One name per case: a deleted namespace takes a while to go.
+    namespace = "gpu-canary-test-not-ours-%d" % len(labels)
+    testbed.core.create_namespace(body={"metadata": {"name": namespace, "labels": labels}})
+    try:
+        run = playbooks.run("canary.yml", extra_vars=canary_vars(tmp_path, gpu_canary_state="absent",
+                                                                 gpu_canary_namespace=namespace)).assert_ok()
+        assert run.changed == 0
+        assert namespace_exists(testbed, namespace)
+    finally:
+        testbed.core.delete_namespace(namespace)
