@@ -39,6 +39,7 @@ From the role's variables (under their own names) it returns:
 from __future__ import annotations
 
 from ansible_collections.gpuci.runners.plugins.module_utils.chart_source import check_chart_source
+from ansible_collections.gpuci.runners.plugins.module_utils.container_runtimes import operator_toolkit_env
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_config import deep_merge
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_pod_patch import gpu_pod_patch
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import AVAILABLE, read
@@ -62,31 +63,6 @@ NAMESPACE_LABELS = {"pod-security.kubernetes.io/enforce": "privileged"}
 DEVICE_PLUGIN_LABEL = "nvidia.com/device-plugin.config"
 # Marks the nodes whose device plugin label the role set: it only ever removes its own.
 NODE_MARKER_LABEL = "gpuci.runners/time-slicing"
-
-# Where the toolkit container finds the runtime's config and socket. k3s and
-# rke2 render containerd's config from a template and run their own
-# containerd (no `containerd config dump`), so the toolkit reads the rendered
-# file instead (RUNTIME_CONFIG_SOURCE). Same paths as roles/container_toolkit.
-RUNTIME_ENV = {
-    "containerd": [],
-    "docker": [],
-    "crio": [],
-    "k3s": [
-        {"name": "CONTAINERD_CONFIG", "value": "/var/lib/rancher/k3s/agent/etc/containerd/config.toml.tmpl"},
-        {"name": "CONTAINERD_SOCKET", "value": "/run/k3s/containerd/containerd.sock"},
-        {"name": "RUNTIME_CONFIG_SOURCE", "value": "file=/var/lib/rancher/k3s/agent/etc/containerd/config.toml"},
-    ],
-    "rke2": [
-        {"name": "CONTAINERD_CONFIG", "value": "/var/lib/rancher/rke2/agent/etc/containerd/config.toml.tmpl"},
-        {"name": "CONTAINERD_SOCKET", "value": "/run/k3s/containerd/containerd.sock"},
-        {"name": "RUNTIME_CONFIG_SOURCE", "value": "file=/var/lib/rancher/rke2/agent/etc/containerd/config.toml"},
-    ],
-    "microk8s": [
-        {"name": "CONTAINERD_CONFIG", "value": "/var/snap/microk8s/current/args/containerd-template.toml"},
-        {"name": "CONTAINERD_SOCKET", "value": "/var/snap/microk8s/common/run/containerd.sock"},
-        {"name": "RUNTIME_CONFIG_SOURCE", "value": "file=/var/snap/microk8s/current/args/containerd.toml"},
-    ],
-}
 
 # Values keys a dedicated variable sets: the same key in gpu_operator_values
 # would silently win over the variable.
@@ -258,7 +234,7 @@ def _base_values(settings, slicing):
     if settings.get("gpu_operator_driver_version"):
         driver["version"] = settings["gpu_operator_driver_version"]
     toolkit = {"enabled": bool(settings["gpu_operator_toolkit_enabled"]),
-               "env": RUNTIME_ENV[settings["gpu_operator_container_runtime"]]}
+               "env": operator_toolkit_env(settings["gpu_operator_container_runtime"])}
     if settings.get("gpu_operator_toolkit_version"):
         toolkit["version"] = settings["gpu_operator_toolkit_version"]
     return {

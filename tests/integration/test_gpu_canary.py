@@ -319,9 +319,10 @@ def test_absent_removes_what_the_canary_made(converged, testbed, playbooks, tmp_
     assert again.changed == 0
 
 
-@pytest.mark.parametrize("labels", [{}, {"app.kubernetes.io/part-of": "gpuci-runners",
-                                        "app.kubernetes.io/managed-by": "gpuci.runners"}],
-                         ids=["unlabelled", "another-part-of-the-collection"])
+COLLECTION_LABELS = {"app.kubernetes.io/part-of": "gpuci-runners", "app.kubernetes.io/managed-by": "gpuci.runners"}
+
+
+@pytest.mark.parametrize("labels", [{}, COLLECTION_LABELS], ids=["unlabelled", "another-part-of-the-collection"])
 def test_absent_keeps_a_namespace_the_canary_did_not_make(testbed, playbooks, tmp_path, labels):
     """Only a namespace with every label the canary gives its own is deleted: the collection's labels alone
     (a namespace a runner role made, under the name the canary was told to use) are not enough."""
