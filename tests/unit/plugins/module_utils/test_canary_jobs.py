@@ -1,13 +1,17 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """canary_jobs: a lane with a node -> its Job, the pod placed by the runners' own pod patch."""
+from pathlib import Path
+
 import pytest
+import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpuci.runners.plugins.filter.canary_jobs import FilterModule
 from ansible_collections.gpuci.runners.plugins.module_utils.canary_checks import CHECKS, CONTAINER
 from ansible_collections.gpuci.runners.plugins.module_utils.canary_jobs import LANE_LABEL, canary_jobs
 from ansible_collections.gpuci.runners.plugins.module_utils.canary_lanes import canary_lanes
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_config import DEFAULT_IMAGES
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_pod_patch import gpu_pod_patch
 
 LABELS = {"app.kubernetes.io/component": "gpu-canary", "app.kubernetes.io/part-of": "gpuci-runners"}
@@ -79,3 +83,13 @@ def test_bad_input_is_named_through_the_filter(extra, message):
     spec.update(extra)
     with pytest.raises(AnsibleFilterError, match="gpuci.runners.canary_jobs: " + message):
         build(spec)
+
+
+def test_the_canary_runs_in_the_images_gitlab_pools_jobs_get_by_default():
+    """The role's default images are written in YAML (defaults, argument specs) for users to read; they must be
+    the images module_utils/gitlab_runner_config.py gives a pool's jobs when the pool names none."""
+    role = Path(__file__).resolve().parents[4] / "roles" / "gpu_canary"
+    defaults = yaml.safe_load((role / "defaults" / "main.yml").read_text())["gpu_canary_images"]
+    specs = yaml.safe_load((role / "meta" / "argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
+    gpu_images = {access: image for access, image in DEFAULT_IMAGES.items() if access is not None}  # not CPU pools'
+    assert defaults == specs["gpu_canary_images"]["default"] == gpu_images
