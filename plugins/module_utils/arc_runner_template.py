@@ -17,7 +17,12 @@ from __future__ import annotations
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_classes import merged_classes
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_request import cuda_runtime_class, resolve_gpu_request
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_pod_patch import container_patch, placement, pod_volumes
-from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import ARC_SCALE_SET_KEYS, ARC_SECRET_KEYS
+from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import (
+    ARC_CONTAINER_MODES,
+    ARC_SCALE_SET_KEYS,
+    ARC_SECRET_KEYS,
+    ENTRY_STATES,
+)
 from ansible_collections.gpuci.runners.plugins.module_utils.release_names import ARC_SCALE_SET_NAME_MAX, is_dns_label
 from ansible_collections.gpuci.runners.plugins.module_utils.rendering import to_yaml
 from ansible_collections.gpuci.runners.plugins.module_utils.scheduling import cpu_only_affinity
@@ -38,7 +43,6 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     type_name,
 )
 
-CONTAINER_MODES = ("none", "dind", "kubernetes")
 RUNNER_CONTAINER = "runner"
 JOB_CONTAINER = "$job"
 # Pinned rather than `latest`; GitHub stops serving runners that fall too
@@ -72,7 +76,7 @@ def arc_runner_template(scale_set, gpu_classes=None, path="scale_set", runtime_c
     reject_unknown_keys(scale_set, ARC_SCALE_SET_KEYS, path)
     name = _check_name(scale_set, path)
     _check_caller_keys(scale_set, path)
-    mode = optional_choice(scale_set, "container_mode", path, CONTAINER_MODES, "none")
+    mode = optional_choice(scale_set, "container_mode", path, ARC_CONTAINER_MODES, "none")
     request = resolve_gpu_request(
         scale_set, merged_classes(gpu_classes), path, cuda_runtime_class(runtime_class, "runtime_class")
     )
@@ -152,7 +156,7 @@ def _check_caller_keys(scale_set, path):
         value = scale_set.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, (str, int))):
             raise ValidationError(child(path, key), "must be a string or an integer, not %s" % type_name(value), value)
-    optional_choice(scale_set, "state", path, ("present", "absent"))
+    optional_choice(scale_set, "state", path, ENTRY_STATES)
     labels = optional_str_list(scale_set, "labels", path)
     for index, label in enumerate(labels):
         if len(label) >= 256:

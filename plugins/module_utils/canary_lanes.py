@@ -22,7 +22,9 @@ from ansible_collections.gpuci.runners.plugins.module_utils.gpu_classes import G
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_request import cuda_runtime_class, resolve_gpu_request
 from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import labels_match
 from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import (
+    ARC_CONTAINER_MODES,
     ARC_SCALE_SET_KEYS,
+    ENTRY_STATES,
     GITLAB_POOL_KEYS,
     GPU_REQUEST_KEYS,
 )
@@ -45,8 +47,6 @@ INPUT_KEYS = frozenset(
     ("gitlab_pools", "arc_scale_sets", "gitlab_runtime_class", "arc_runtime_class", "setup_commands",
      "cuda_sample_commands", "nodes", "runtime_classes")
 )
-STATES = ("present", "absent")
-CONTAINER_MODES = ("none", "dind", "kubernetes")
 
 # How a node says that it is simulated (the testbed's kwok nodes).
 SIMULATED_LABEL = "gpuci.runners/simulated"
@@ -119,7 +119,7 @@ def _arc_entry(scale_set, path):
         "name": required_str(scale_set, "name", path),
         "runner_group": optional_str(scale_set, "runner_group", path),
         "labels": optional_str_list(scale_set, "labels", path),
-        "container_mode": optional_choice(scale_set, "container_mode", path, CONTAINER_MODES, "none"),
+        "container_mode": optional_choice(scale_set, "container_mode", path, ARC_CONTAINER_MODES, "none"),
     }
 
 
@@ -148,7 +148,7 @@ def _consumers(spec, path):
 
 def _wanted(entry, path):
     """A pool is a canary lane when it is present and has a GPU class (else it is a CPU pool)."""
-    state = optional_choice(entry, "state", path, STATES, "present")
+    state = optional_choice(entry, "state", path, ENTRY_STATES, "present")
     return state == "present" and entry.get("gpu_class") is not None
 
 

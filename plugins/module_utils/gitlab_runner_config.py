@@ -23,7 +23,7 @@ from __future__ import annotations
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_classes import merged_classes
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_request import cuda_runtime_class, resolve_gpu_request
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_pod_patch import container_patch, pod_volumes
-from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import GITLAB_POOL_KEYS, GITLAB_SECRET_KEYS
+from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import ENTRY_STATES, GITLAB_POOL_KEYS, GITLAB_SECRET_KEYS
 from ansible_collections.gpuci.runners.plugins.module_utils.rendering import to_json, to_toml
 from ansible_collections.gpuci.runners.plugins.module_utils.scheduling import cpu_only_affinity
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
@@ -168,7 +168,7 @@ def _check_caller_keys(pool, path):
     for key in sorted(GITLAB_SECRET_KEYS):
         optional_secret(pool, key, path)
     optional_int(pool, "concurrent", path, minimum=1)
-    optional_choice(pool, "state", path, ("present", "absent"))
+    optional_choice(pool, "state", path, ENTRY_STATES)
     optional_str_list(pool, "tags", path)
     optional_mapping(pool, "hpa", path)
     optional_mapping(pool, "resources", path)

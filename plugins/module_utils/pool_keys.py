@@ -1,13 +1,18 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The keys each builder accepts, in one place so that the sets stay in step.
+"""The keys each builder accepts, and the values of the keys that take a choice, in one place so that the sets stay in step.
 
 Anything outside these sets is refused, so a typo in the inventory fails
 instead of silently producing a runner without a GPU.
 """
 
 from __future__ import annotations
+
+# What a pool's or scale set's ``state`` may be.
+ENTRY_STATES = ("present", "absent")
+# A scale set's ``container_mode``: where its jobs run (arc_runner_template.py).
+ARC_CONTAINER_MODES = ("none", "dind", "kubernetes")
 
 # What gpu_pod_patch reads (``lane``: the deprecated name of ``gpu_access``).
 GPU_REQUEST_KEYS = frozenset(
