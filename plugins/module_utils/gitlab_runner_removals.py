@@ -62,7 +62,8 @@ def gitlab_runner_removals(value):
     fleet_labels = dict(value.get("labels") or {})
     owned = [meta["name"] for meta in value.get("namespaces") or []
              if fleet_labels and labels_match(meta.get("labels") or {}, fleet_labels)]
-    return {"names": doomed, "label_selectors": label_selectors(fleet_labels) + [set_selector(POOL_LABEL, doomed)] if doomed else [],
+    selectors = (label_selectors(fleet_labels) + [set_selector(POOL_LABEL, doomed)]) if doomed else []
+    return {"names": doomed, "label_selectors": selectors,
             "existing": [name for name in doomed if name in found], "releases": releases, "kept_namespaces": kept,
             "unused_namespaces": sorted(set(owned) - set(kept))}
 
