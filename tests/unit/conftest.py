@@ -83,3 +83,14 @@ def calls(monkeypatch):
         return names
 
     return record
+
+
+@pytest.fixture
+def role_options():
+    """``role_options(role)``: the options of a role's ``main`` entry point, from its meta/argument_specs.yml."""
+
+    def options(role):
+        specs = yaml.safe_load((REPO / "roles" / role / "meta" / "argument_specs.yml").read_text())
+        return specs["argument_specs"]["main"]["options"]
+
+    return options

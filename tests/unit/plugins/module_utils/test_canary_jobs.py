@@ -85,11 +85,10 @@ def test_bad_input_is_named_through_the_filter(extra, message):
         build(spec)
 
 
-def test_the_canary_runs_in_the_images_gitlab_pools_jobs_get_by_default():
+def test_the_canary_runs_in_the_images_gitlab_pools_jobs_get_by_default(role_options):
     """The role's default images are written in YAML (defaults, argument specs) for users to read; they must be
     the images module_utils/gitlab_runner_config.py gives a pool's jobs when the pool names none."""
     role = Path(__file__).resolve().parents[4] / "roles" / "gpu_canary"
     defaults = yaml.safe_load((role / "defaults" / "main.yml").read_text())["gpu_canary_images"]
-    specs = yaml.safe_load((role / "meta" / "argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
     gpu_images = {access: image for access, image in DEFAULT_IMAGES.items() if access is not None}  # not CPU pools'
-    assert defaults == specs["gpu_canary_images"]["default"] == gpu_images
+    assert defaults == role_options("gpu_canary")["gpu_canary_images"]["default"] == gpu_images

@@ -5,7 +5,6 @@
 from pathlib import Path
 
 import pytest
-import yaml
 
 from ansible_collections.gpuci.runners.plugins.module_utils.container_runtimes import (
     RUNTIMES,
@@ -17,14 +16,9 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import Va
 REPO = Path(__file__).resolve().parents[4]
 
 
-def choices(role, variable):
-    specs = yaml.safe_load((REPO / "roles" / role / "meta" / "argument_specs.yml").read_text())
-    return specs["argument_specs"]["main"]["options"][variable]["choices"]
-
-
-def test_both_roles_offer_exactly_the_runtimes_of_the_table():
-    assert sorted(choices("container_toolkit", "container_toolkit_runtime")) == sorted(RUNTIMES)
-    assert sorted(choices("gpu_operator", "gpu_operator_container_runtime")) == sorted(RUNTIMES)
+def test_both_roles_offer_exactly_the_runtimes_of_the_table(role_options):
+    assert sorted(role_options("container_toolkit")["container_toolkit_runtime"]["choices"]) == sorted(RUNTIMES)
+    assert sorted(role_options("gpu_operator")["gpu_operator_container_runtime"]["choices"]) == sorted(RUNTIMES)
 
 
 def test_nvidia_ctk_gets_the_preset_unless_the_user_names_a_path_or_service():
