@@ -114,6 +114,13 @@ def run_cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def with_cpu(step):
+    """``step()``'s result, then the machine's busy CPU seconds and the run's own CPU seconds it took."""
+    busy, own = busy_cpu_seconds(), run_cpu_seconds()
+    result = step()
+    return result, busy_cpu_seconds() - busy, run_cpu_seconds() - own
+
+
 def playbook(name: str, extra_vars: dict | None = None, profile: bool = False,
              inventory: Path = INVENTORY, limit: str | None = None) -> tuple[float, str]:
     """Run playbooks/<name> on the reference inventory (or another, or some of its hosts); (seconds, output).
@@ -267,9 +274,7 @@ def reference_round(plan: Path) -> dict:
     bare = time.monotonic() - started
     progress(f"  bare helm took {bare:.1f}s")
     teardown()
-    cpu_before, run_cpu_before = busy_cpu_seconds(), run_cpu_seconds()
-    converge, converge_out = playbook("site.yml", profile=True)
-    converge_cpu, converge_run_cpu = busy_cpu_seconds() - cpu_before, run_cpu_seconds() - run_cpu_before
+    (converge, converge_out), converge_cpu, converge_run_cpu = with_cpu(lambda: playbook("site.yml", profile=True))
     noop, noop_out = playbook("site.yml")
     return {"bare_s": bare, "converge_s": converge, "converge_cpu_s": converge_cpu,
             "converge_run_cpu_s": converge_run_cpu, "noop_s": noop,
@@ -319,9 +324,7 @@ def run(pool_counts: tuple[int, ...]) -> dict:
             extra = ",".join(name for name, *_ports in EXTRA_CLUSTERS)
             playbook("site.yml", inventory=inventory, limit=extra)
             teardown(inventory)
-            cpu_before, run_cpu_before = busy_cpu_seconds(), run_cpu_seconds()
-            three, _output = playbook("site.yml", inventory=inventory)
-            three_cpu, three_run_cpu = busy_cpu_seconds() - cpu_before, run_cpu_seconds() - run_cpu_before
+            (three, _output), three_cpu, three_run_cpu = with_cpu(lambda: playbook("site.yml", inventory=inventory))
             teardown(inventory)
         finally:
             stop_extra_clusters(Path(folder))
