@@ -75,6 +75,8 @@ SCALE_SET_LABEL = "gpuci.runners/arc-scale-set"
 SCALE_SET_NAME_LABEL = "actions.github.com/scale-set-name"
 # On the namespaces the role creates, beside the collection's labels.
 NAMESPACE_LABELS = ownership_labels({"gpuci.runners/created-by": "arc_runners"})
+# Selects the objects the collection made itself (the role's Secrets and ConfigMaps carry its labels).
+OWNED_SELECTORS = label_selectors(ownership_labels())
 # The group of the role's reads in k8s_reads' answer (site.yml reads for every role at once).
 GROUP = "arc_runners"
 RUNNER_SET_API = "actions.github.com/v1alpha1"
@@ -190,7 +192,7 @@ def _removed_selectors(removed):
     for scale_set in removed:
         names.setdefault(scale_set["namespace"], []).append(scale_set["name"])
     return [{"namespace": namespace,
-             "label_selectors": label_selectors(ownership_labels()) + [set_selector(SCALE_SET_LABEL, in_namespace)]}
+             "label_selectors": OWNED_SELECTORS + [set_selector(SCALE_SET_LABEL, in_namespace)]}
             for namespace, in_namespace in names.items()]
 
 
@@ -198,7 +200,7 @@ def _reads(record_selectors):
     """What the role decides from, in one k8s_reads run: the namespaces, our Secrets and hook ConfigMaps
     (which pruning may remove), Helm's records of the releases (the removed scale sets' too: they are
     pending while they exist) and the AutoscalingRunnerSets."""
-    ours = label_selectors(ownership_labels()) + [SCALE_SET_LABEL]
+    ours = OWNED_SELECTORS + [SCALE_SET_LABEL]
     return [
         read(GROUP, "namespaces", "Namespace"),
         read(GROUP, "secrets", "Secret", label_selectors=ours),
