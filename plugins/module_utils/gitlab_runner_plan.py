@@ -23,6 +23,10 @@ takes them, pools without their tokens) it returns:
 - ``pool_label`` and ``created_annotation``: the label that ties an object
   to its pool, and the annotation on a token Secret whose runner the role
   created in GitLab;
+- ``created_pools``: the present pools without a token, whose runner the
+  role creates in GitLab (names only: the tokens' presence is read here,
+  never their value), and ``created_selectors``: what selects their token
+  Secrets (``[]`` when there are none);
 - ``converges``: whether the role installs anything (state present);
 - ``reads`` and ``readback_reads``: what the role reads, as
   ``gpuci.runners.k8s_reads`` takes it (answers under the group
@@ -42,7 +46,7 @@ import copy
 
 from ansible_collections.gpuci.runners.plugins.module_utils.chart_source import check_chart_source
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_config import deep_merge, pool_configs
-from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_preflight import pool_problems
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_preflight import POOLS, pool_problems
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import AVAILABLE, read
 from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import label_selectors, ownership_labels, set_selector
 from ansible_collections.gpuci.runners.plugins.module_utils.pending_changes import release_record_selectors
@@ -50,7 +54,6 @@ from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import GIT
 from ansible_collections.gpuci.runners.plugins.module_utils.release_names import GITLAB_RELEASE_PREFIX
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import mapping_list, require_mapping
 
-POOLS = "gitlab_runner_pools"
 CHART = "gitlab-runner"
 # Read back by the role's prune step once a pool has left the inventory.
 JOB_NAMESPACE_ANNOTATION = "gpuci.runners/job-namespace"
@@ -101,6 +104,7 @@ def gitlab_runner_plan(settings, gpu_classes=None):
     present = [pool for pool in pools if pool["state"] == "present"]
     if present:
         check_chart_source("gitlab_runner", settings)
+    created = _created_pools(settings)
     releases = [_release(pool, configs[index], labels, settings)
                 for index, pool in enumerate(pools) if pool["state"] == "present"]
     selector = set_selector("release", [release["name"] for release in releases])
@@ -119,6 +123,8 @@ def gitlab_runner_plan(settings, gpu_classes=None):
         "release_record_selectors": record_selectors,
         "pool_label": POOL_LABEL,
         "created_annotation": CREATED_IN_ANNOTATION,
+        "created_pools": created,
+        "created_selectors": label_selectors(labels) + [set_selector(POOL_LABEL, created)] if created else [],
         "converges": settings.get("gitlab_runner_state", "present") == "present",
         "reads": _reads(settings, labels, selector, record_selectors),
         "readback_reads": _readback_reads(settings, selector) if releases else [],
@@ -162,6 +168,12 @@ def _readback_reads(settings, selector):
              wait=True, wait_condition=AVAILABLE, wait_timeout=int(settings["gitlab_runner_wait_timeout"]),
              hidden_fields=["spec"]),
     ]
+
+
+def _created_pools(settings):
+    """Names of the present pools the inventory gives no token: the role creates their runner."""
+    return [pool["name"] for pool in settings[POOLS]
+            if pool.get("state", "present") == "present" and not pool.get("token")]
 
 
 def _with_defaults(pool, settings):

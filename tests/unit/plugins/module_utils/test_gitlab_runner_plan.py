@@ -179,6 +179,19 @@ def test_release_selector_names_only_the_present_pools_releases():
     assert plan["created_annotation"] == "gpuci.runners/created-in-gitlab"
 
 
+def test_the_role_creates_runners_only_for_present_pools_without_a_token():
+    absent_without_token = {"name": "old", "state": "absent"}
+    plan = gitlab_runner_plan(settings(L40S, CPU, absent_without_token, {"name": "new", "token": ""}))
+    assert plan["created_pools"] == ["cpu", "new"]
+    assert plan["created_selectors"] == plan["label_selectors"] + ["gpuci.runners/pool in (cpu,new)"]
+    assert "glrt-PLAN-SECRET" not in repr(plan)
+
+
+def test_no_runner_to_create_selects_nothing():
+    plan = gitlab_runner_plan(settings(L40S, GONE))
+    assert (plan["created_pools"], plan["created_selectors"]) == ([], [])
+
+
 def test_the_chart_source_is_checked_only_when_a_pool_is_installed():
     with pytest.raises(ValidationError, match=r"^gitlab_runner_chart_version: must be a pinned chart version"):
         gitlab_runner_plan(settings(L40S, gitlab_runner_chart_version="latest"))
