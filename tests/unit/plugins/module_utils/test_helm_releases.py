@@ -187,6 +187,19 @@ def test_helm_4_rolls_back_with_its_own_flag():
     assert "--rollback-on-failure" in upgrade and "--atomic" not in upgrade
 
 
+def test_helm_leaves_field_validation_to_the_api_server_unless_asked():
+    helm = RecordedHelm([listed("gitlab-runner-old")])
+    apply(helm, [release(), release("gitlab-runner-old")], check_mode=True)
+    apply(helm, [release()])
+    assert all("--disable-openapi-validation" in args for args in helm.verbs("upgrade"))
+    assert len(helm.verbs("upgrade")) == 3  # two dry runs and an install
+
+    validating = RecordedHelm()
+    apply_releases(Helm(validating, "helm", openapi_validation=True), [release()], False, workers=1)
+    (upgrade,) = validating.verbs("upgrade")
+    assert "--disable-openapi-validation" not in upgrade
+
+
 class SlowVersionHelm(RecordedHelm):
     """helm whose `version` takes a while, so that the threads of a wave all ask before any answer."""
 

@@ -1,0 +1,77 @@
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""helm_releases leaves field validation to the API server: nothing gets through that helm's own check would stop.
+
+helm_releases runs helm with --disable-openapi-validation unless
+openapi_validation is true (plugins/module_utils/helm_releases.py says why).
+On the testbed's API server, a chart object with a field of the wrong type
+must be refused with the flag as without it, and one with an unknown field
+must go in either way (the API server warns): helm's own check changes no
+outcome here.
+"""
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+
+# Its own namespace each run: the last run's may still be terminating.
+NAMESPACE = "gpuci-field-validation-" + uuid.uuid4().hex[:6]
+CHART = """apiVersion: v2
+name: field-check
+version: 0.1.0
+"""
+CONFIGMAP = """apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}
+%s
+"""
+# data must map strings to strings: a list is the wrong type.
+CHARTS = {"wrong-type": CONFIGMAP % "data: [not, a, mapping]", "unknown-field": CONFIGMAP % "notAField: 1"}
+
+
+@pytest.fixture(scope="module")
+def outcomes(playbooks, testbed, tmp_path_factory):
+    """{(chart, openapi_validation): whether the install failed} from one playbook."""
+    folder = tmp_path_factory.mktemp("field-validation")
+    for name, template in CHARTS.items():
+        (folder / name / "templates").mkdir(parents=True)
+        (folder / name / "Chart.yaml").write_text(CHART)
+        (folder / name / "templates" / "configmap.yaml").write_text(template)
+    cases = [(name, validation) for name in CHARTS for validation in (False, True)]
+    tasks = [{"name": f"{name}, openapi_validation {validation}",
+              "gpuci.runners.helm_releases": {
+                  "openapi_validation": validation,
+                  "releases": [{"name": f"{name}-{str(validation).lower()}", "namespace": NAMESPACE,
+                                "chart_path": str(folder / name), "create_namespace": True, "timeout": 60}]},
+              "register": f"case_{index}", "ignore_errors": True}
+             for index, (name, validation) in enumerate(cases)]
+    tasks.append({"ansible.builtin.copy": {
+        "content": "{{ [%s] | map(attribute='failed') | list | to_json }}" % ", ".join(
+            f"case_{index}" for index in range(len(cases))),
+        "dest": str(folder / "outcomes.json")}, "delegate_to": "localhost"})
+    playbook = folder / "field-validation.yml"
+    playbook.write_text(json.dumps([{
+        "hosts": "testbed", "gather_facts": False,
+        "module_defaults": {"group/gpuci.runners.kubernetes": {
+            "kubeconfig": "{{ gpuci_kubeconfig }}", "context": "{{ gpuci_kube_context }}"}},
+        "tasks": tasks}]))
+    try:
+        run = playbooks.run(str(playbook)).assert_ok()
+        failed = json.loads((folder / "outcomes.json").read_text())
+        yield dict(zip(cases, failed)), run.output
+    finally:
+        testbed.core.delete_namespace(NAMESPACE)
+
+
+def test_a_wrong_type_is_refused_with_or_without_helms_own_check(outcomes):
+    failed, output = outcomes
+    assert failed[("wrong-type", False)] and failed[("wrong-type", True)], output[-4000:]
+    assert "cannot unmarshal array into Go struct field ConfigMap.data" in output, output[-4000:]
+
+
+def test_an_unknown_field_goes_in_with_or_without_helms_own_check(outcomes):
+    failed, output = outcomes
+    assert not failed[("unknown-field", False)] and not failed[("unknown-field", True)], output[-4000:]
