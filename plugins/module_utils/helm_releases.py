@@ -132,13 +132,9 @@ class Helm:
         self.run = run
         self.binary = binary
         self.kube_args = kube_args or []
-        # helm 3 asks for the cluster's OpenAPI documents before each install or
-        # upgrade to learn whether the API server validates fields itself (it
-        # has since Kubernetes 1.27, server-side field validation), and then
-        # leaves the checking to it: a wrong type is refused and an unknown
-        # field warned about either way. Skipping that costs nothing in checks
-        # on such servers and saves about 0.1 CPU second of helm per release
-        # (more for large charts), measured on the testbed (docs/reliability.md).
+        # False: --disable-openapi-validation, which leaves the checks to the
+        # API server (why: the module's openapi_validation option; measured in
+        # docs/reliability.md).
         self.openapi_validation = openapi_validation
         self._rollback_flag = None
         # The releases of a wave are upgraded from several threads, and each
