@@ -23,7 +23,7 @@ FILTERS = ["ansible_core_requirement", "arc_runner_template", "arc_runners_crede
            "container_runtimes", "created_runner_tokens", "fleet_objects", "fleet_plan", "fleet_readback",
            "gitlab_runner_config", "gitlab_runner_plan", "gitlab_runner_preflight",
            "gitlab_runner_readback", "gitlab_runner_removals", "gitlab_runner_restarts", "gitlab_runner_token_secrets",
-           "gpu_operator_node_labels", "gpu_operator_owner",
+           "gpu_nodes", "gpu_operator_node_labels", "gpu_operator_owner",
            "gpu_operator_plan", "gpu_pod_patch", "ownership_labels", "pending_changes", "proof_report", "time_slicing_config"]
 
 # The positional argument of each filter: the GPU class catalogue, unless named here (None: it takes none).
@@ -34,7 +34,7 @@ POSITIONAL = {"ansible_core_requirement": None, "arc_runners_readback": None, "g
               "gitlab_runner_restarts": None, "container_runtimes": None,
               "pending_changes": None, "fleet_objects": None, "fleet_readback": None,
               "arc_runners_credential_secrets": None, "arc_runners_finalizer_patches": None,
-              "gpu_operator_owner": None}
+              "gpu_operator_owner": None, "gpu_nodes": None}
 
 
 def load(name):
