@@ -19,6 +19,7 @@ import re
 
 from ansible_collections.gpuci.runners.plugins.module_utils.canary_checks import JOB_PREFIX, lane_commands
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_classes import GPU_ACCESS_MODES, merged_classes
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_nodes import advertises
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_request import cuda_runtime_class, resolve_gpu_request
 from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import labels_match
 from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import (
@@ -289,8 +290,7 @@ def _cordoned(node):
 def _advertises(node, resource):
     if not resource:
         return True  # gpu_access dri requests nothing; the selector found the host
-    allocatable = (node.get("status") or {}).get("allocatable") or {}
-    return str(allocatable.get(resource, "0")) not in ("0", "")
+    return advertises(node, resource)
 
 
 def _check_list(value, path):

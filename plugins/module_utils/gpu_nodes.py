@@ -19,12 +19,17 @@ _MIG_PREFIX = mig_resource("")
 
 def gpu_nodes(nodes):
     """Names of the nodes (as k8s_info or k8s_reads return them) advertising at least one NVIDIA GPU or MIG slice."""
-    names = []
-    for node in nodes or []:
-        allocatable = (node.get("status") or {}).get("allocatable") or {}
-        if any(_is_gpu(resource) and str(amount) not in ("", "0") for resource, amount in allocatable.items()):
-            names.append((node.get("metadata") or {}).get("name", ""))
-    return sorted(names)
+    return sorted((node.get("metadata") or {}).get("name", "") for node in nodes or []
+                  if any(_is_gpu(resource) and advertises(node, resource) for resource in _allocatable(node)))
+
+
+def advertises(node, resource):
+    """Whether the node offers the resource among its allocatable ones (above zero); the canary's lanes ask too."""
+    return str(_allocatable(node).get(resource, "0")) not in ("0", "")
+
+
+def _allocatable(node):
+    return (node.get("status") or {}).get("allocatable") or {}
 
 
 def _is_gpu(resource):
