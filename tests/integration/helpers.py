@@ -181,6 +181,17 @@ class Playbooks:
         return PlaybookRun(proc.returncode, proc.stdout + proc.stderr)
 
 
+def playbook_for_testbed(path: Path, tasks: list[dict]) -> str:
+    """Write a one-play playbook of `tasks` for the testbed host, its modules pointed at the cluster as the
+    collection's playbooks point them (module_defaults of the kubernetes group); return its path."""
+    path.write_text(json.dumps([{
+        "hosts": "testbed", "gather_facts": False,
+        "module_defaults": {"group/gpuci.runners.kubernetes": {
+            "kubeconfig": "{{ gpuci_kubeconfig }}", "context": "{{ gpuci_kube_context }}"}},
+        "tasks": tasks}]))
+    return str(path)
+
+
 def load_yaml(path: Path):
     return yaml.safe_load(Path(path).read_text())
 

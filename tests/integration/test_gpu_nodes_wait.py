@@ -13,26 +13,21 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers import playbook_for_testbed
 
 SIMULATED_GPU_NODES = {"gpu-l40s-0", "gpu-a100-0", "gpu-a10-0"}
 NOT_GPU_NODES = {"cpu-0", "cpu-1", "dri-0"}
 
 
 def _wait_playbook(folder, count: int) -> str:
-    playbook = folder / f"wait-{count}.yml"
-    playbook.write_text(json.dumps([{
-        "hosts": "testbed", "gather_facts": False,
-        "module_defaults": {"group/gpuci.runners.kubernetes": {
-            "kubeconfig": "{{ gpuci_kubeconfig }}", "context": "{{ gpuci_kube_context }}"}},
-        "tasks": [
-            {"ansible.builtin.include_role": {"name": "gpuci.runners.gpu_operator", "tasks_from": "gpu_nodes.yml"},
-             "vars": {"gpu_operator_wait_for_gpu_nodes": True, "gpu_operator_wait_for_gpu_nodes_count": count,
-                      "gpu_operator_wait_for_gpu_nodes_timeout": 10}},
-            {"ansible.builtin.copy": {"content": "{{ __gpu_operator_nodes.resources | gpuci.runners.gpu_nodes | to_json }}",
-                                      "dest": str(folder / "gpu-nodes.json")},
-             "delegate_to": "localhost"},
-        ]}]))
-    return str(playbook)
+    return playbook_for_testbed(folder / f"wait-{count}.yml", [
+        {"ansible.builtin.include_role": {"name": "gpuci.runners.gpu_operator", "tasks_from": "gpu_nodes.yml"},
+         "vars": {"gpu_operator_wait_for_gpu_nodes": True, "gpu_operator_wait_for_gpu_nodes_count": count,
+                  "gpu_operator_wait_for_gpu_nodes_timeout": 10}},
+        {"ansible.builtin.copy": {"content": "{{ __gpu_operator_nodes.resources | gpuci.runners.gpu_nodes | to_json }}",
+                                  "dest": str(folder / "gpu-nodes.json")},
+         "delegate_to": "localhost"},
+    ])
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,7 @@ import json
 import uuid
 
 import pytest
+from helpers import playbook_for_testbed
 
 # Its own namespace each run: the last run's may still be terminating.
 NAMESPACE = "gpuci-field-validation-" + uuid.uuid4().hex[:6]
@@ -52,14 +53,9 @@ def outcomes(playbooks, testbed, tmp_path_factory):
         "content": "{{ [%s] | map(attribute='failed') | list | to_json }}" % ", ".join(
             f"case_{index}" for index in range(len(cases))),
         "dest": str(folder / "outcomes.json")}, "delegate_to": "localhost"})
-    playbook = folder / "field-validation.yml"
-    playbook.write_text(json.dumps([{
-        "hosts": "testbed", "gather_facts": False,
-        "module_defaults": {"group/gpuci.runners.kubernetes": {
-            "kubeconfig": "{{ gpuci_kubeconfig }}", "context": "{{ gpuci_kube_context }}"}},
-        "tasks": tasks}]))
+    playbook = playbook_for_testbed(folder / "field-validation.yml", tasks)
     try:
-        run = playbooks.run(str(playbook)).assert_ok()
+        run = playbooks.run(playbook).assert_ok()
         failed = json.loads((folder / "outcomes.json").read_text())
         yield dict(zip(cases, failed)), run.output
     finally:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers import playbook_for_testbed
 
 READS = [
     {"key": "default", "kind": "Namespace", "name": "default"},
@@ -23,18 +24,13 @@ READS = [
 
 def _playbook(tmp_path, environment: dict) -> str:
     playbook = tmp_path / ("module.yml" if environment else "here.yml")
-    playbook.write_text(json.dumps([{
-        "hosts": "testbed", "gather_facts": False,
-        "module_defaults": {"group/gpuci.runners.kubernetes": {
-            "kubeconfig": "{{ gpuci_kubeconfig }}", "context": "{{ gpuci_kube_context }}"}},
-        "tasks": [
-            {"gpuci.runners.k8s_reads": {"reads": READS}, "register": "answer",
-             **({"environment": environment} if environment else {})},
-            {"ansible.builtin.copy": {"content": "{{ {'reads': answer.reads, 'groups': answer.groups} | to_json }}",
-                                      "dest": str(tmp_path / (playbook.stem + ".json"))},
-             "delegate_to": "localhost"},
-        ]}]))
-    return str(playbook)
+    return playbook_for_testbed(playbook, [
+        {"gpuci.runners.k8s_reads": {"reads": READS}, "register": "answer",
+         **({"environment": environment} if environment else {})},
+        {"ansible.builtin.copy": {"content": "{{ {'reads': answer.reads, 'groups': answer.groups} | to_json }}",
+                                  "dest": str(tmp_path / (playbook.stem + ".json"))},
+         "delegate_to": "localhost"},
+    ])
 
 
 @pytest.fixture(scope="module")
