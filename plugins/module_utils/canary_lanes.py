@@ -34,6 +34,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     check_str_list,
     child,
     item,
+    named_item,
     optional_choice,
     optional_str,
     optional_str_list,
@@ -44,10 +45,10 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     type_name,
 )
 
-INPUT_KEYS = frozenset(
-    ("gitlab_pools", "arc_scale_sets", "gitlab_runtime_class", "arc_runtime_class", "setup_commands",
-     "cuda_sample_commands", "nodes", "runtime_classes")
-)
+# What the lanes are made of; ``paths`` names where each came from in the inventory.
+LANE_KEYS = ("gitlab_pools", "arc_scale_sets", "gitlab_runtime_class", "arc_runtime_class", "setup_commands",
+             "cuda_sample_commands")
+INPUT_KEYS = frozenset(LANE_KEYS + ("paths", "nodes", "runtime_classes"))
 
 # How a node says that it is simulated (the testbed's kwok nodes).
 SIMULATED_LABEL = "gpuci.runners/simulated"
@@ -75,14 +76,21 @@ def canary_lanes(spec, gpu_classes=None, path="canary"):
     carries the ``commands`` its Job and CI snippets run and its Job's name
     (``job_name``, module_utils/canary_checks.py); with ``nodes`` it carries
     ``node_check``.
+
+    An error names the field as the inventory does when ``paths`` says
+    where each of the keys above came from (``{"gitlab_pools":
+    "gitlab_runner_pools"}``: ``gitlab_runner_pools[name=l40s].gpus``; the
+    canary's plan decides, module_utils/canary_plan.py); a key it does not
+    name is ``<path>.<key>``.
     """
     require_mapping(spec, path)
     reject_unknown_keys(spec, INPUT_KEYS, path)
-    setup_commands = _setup_commands(spec.get("setup_commands"), child(path, "setup_commands"))
-    cuda_sample_commands = check_str_list(spec.get("cuda_sample_commands") or [], child(path, "cuda_sample_commands"))
+    paths = _paths(spec.get("paths"), path)
+    setup_commands = _setup_commands(spec.get("setup_commands"), paths["setup_commands"])
+    cuda_sample_commands = check_str_list(spec.get("cuda_sample_commands") or [], paths["cuda_sample_commands"])
     classes = merged_classes(gpu_classes)
     lanes = {}
-    for consumer in _consumers(spec, path):
+    for consumer in _consumers(spec, paths):
         request = resolve_gpu_request(consumer["gpu"], classes, consumer["path"], consumer["runtime_class"])
         key = _lane_key(consumer["gpu"], request)
         lane = lanes.get(key)
@@ -99,6 +107,13 @@ def canary_lanes(spec, gpu_classes=None, path="canary"):
         for lane in result:
             lane["node_check"] = node_check(lane, nodes, runtime_classes)
     return result
+
+
+def _paths(named, path):
+    """Where each lane key came from: ``named``'s inventory path, else ``<path>.<key>``."""
+    named = require_mapping(named or {}, child(path, "paths"))
+    reject_unknown_keys(named, LANE_KEYS, child(path, "paths"))
+    return dict((key, str(named.get(key) or child(path, key))) for key in LANE_KEYS)
 
 
 def _setup_commands(value, path):
@@ -132,13 +147,13 @@ _CONSUMER_KINDS = (
 )
 
 
-def _consumers(spec, path):
+def _consumers(spec, paths):
     """Yield each present GPU pool and scale set with the fields the canary keeps."""
     for kind, keys, entry_of, runtime_class_key in _CONSUMER_KINDS:
-        runtime_class = cuda_runtime_class(spec.get(runtime_class_key), child(path, runtime_class_key))
-        list_path = child(path, kind)
+        runtime_class = cuda_runtime_class(spec.get(runtime_class_key), paths[runtime_class_key])
+        list_path = paths[kind]
         for index, consumer in enumerate(_check_list(spec.get(kind), list_path)):
-            entry_path = item(list_path, index)
+            entry_path = named_item(list_path, consumer, index)
             require_mapping(consumer, entry_path)
             reject_unknown_keys(consumer, keys, entry_path)
             if not _wanted(consumer, entry_path):

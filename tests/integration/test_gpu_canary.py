@@ -293,12 +293,16 @@ def test_lanes_without_a_node_or_runtime_class_fail_the_play(testbed, playbooks,
 
 @pytest.mark.parametrize("extra, message", [
     ({"gitlab_runner_pools": [{"name": "p", "gpu_class": "l40s", "gpus": 0, "token": FAKE_TOKEN}]},
-     "canary.gitlab_pools[0].gpus: must be an integer >= 1"),
+     "gitlab_runner_pools[name=p].gpus: must be an integer >= 1"),
+    ({"gpu_canary_gitlab_pools": [{"name": "p", "gpu_class": "v100"}]},
+     "gpu_canary_gitlab_pools[name=p].gpu_class: unknown GPU class"),
     ({"arc_runners_scale_sets": [{"name": "s", "gpu_class": "dri", "gpus": 1}]},
-     "canary.arc_scale_sets[0].gpus: must be unset with gpu_access dri"),
+     "arc_runners_scale_sets[name=s].gpus: must be unset with gpu_access dri"),
     ({"gpu_canary_job_timeout": "soon"}, "gpu_canary_job_timeout"),
     ({"gpu_canary_images": {"cuda": "x"}}, "dri"),
-    ({"gpu_canary_poll_interval": 30, "gpu_canary_job_timeout": 10}, "gpu_canary_poll_interval"),
+    ({"gpu_canary_poll_interval": 30, "gpu_canary_job_timeout": 10},
+     "gpu_canary_poll_interval: must not exceed gpu_canary_job_timeout (10) (got 30)"),
+    ({"gpu_canary_namespace": "GPU_canary"}, "gpu_canary_namespace: must be a DNS label"),
 ])
 def test_bad_input_fails_before_the_cluster_is_touched(testbed, playbooks, tmp_path, extra, message):
     namespace = "gpu-canary-test-bad-input"

@@ -167,22 +167,39 @@ def test_long_names_stay_dns_labels():
 
 
 @pytest.mark.parametrize("spec, message", [
-    ({"gitlab_pools": [{"name": "x", "gpu_class": "l40s", "gpus": 0}]}, "canary.gitlab_pools[0].gpus: must be an integer >= 1"),
-    ({"gitlab_pools": [{"name": "x", "gpu_class": "v100"}]}, "canary.gitlab_pools[0].gpu_class: unknown GPU class"),
+    ({"gitlab_pools": [{"name": "x", "gpu_class": "l40s", "gpus": 0}]}, "canary.gitlab_pools[name=x].gpus: must be an integer >= 1"),
+    ({"gitlab_pools": [{"name": "x", "gpu_class": "v100"}]}, "canary.gitlab_pools[name=x].gpu_class: unknown GPU class"),
     ({"gitlab_pools": [{"gpu_class": "l40s"}]}, "canary.gitlab_pools[0].name: is required"),
-    ({"gitlab_pools": [{"name": "x", "gpu_class": "l40s", "tokn": TOKEN}]}, "canary.gitlab_pools[0].tokn: unknown key"),
-    ({"arc_scale_sets": [{"name": "x", "gpu_class": "dri", "gpus": 1}]}, "canary.arc_scale_sets[0].gpus: must be unset with gpu_access dri"),
-    ({"arc_scale_sets": [{"name": "x", "gpu_class": "l40s", "state": "gone"}]}, "canary.arc_scale_sets[0].state: must be one of"),
+    ({"gitlab_pools": [{"name": "x", "gpu_class": "l40s", "tokn": TOKEN}]}, "canary.gitlab_pools[name=x].tokn: unknown key"),
+    ({"arc_scale_sets": [{"name": "x", "gpu_class": "dri", "gpus": 1}]}, "canary.arc_scale_sets[name=x].gpus: must be unset with gpu_access dri"),
+    ({"arc_scale_sets": [{"name": "x", "gpu_class": "l40s", "state": "gone"}]}, "canary.arc_scale_sets[name=x].state: must be one of"),
     ({"arc_scale_sets": {"name": "x"}}, "canary.arc_scale_sets: must be a list"),
     ({"pools": []}, "canary.pools: unknown key"),
     ({"gitlab_pools": [], "runtime_classes": "nvidia", "nodes": []}, "canary.runtime_classes: must be a list of names"),
     ({"gitlab_pools": [], "arc_runtime_class": 1}, "canary.arc_runtime_class: must be a string"),
+    ({"gitlab_pools": [], "paths": {"pools": "gitlab_runner_pools"}}, "canary.paths.pools: unknown key"),
 ])
 def test_bad_input_names_the_field(spec, message):
     with pytest.raises(ValidationError) as error:
         canary_lanes(spec)
     assert message in str(error.value)
     assert TOKEN not in str(error.value)
+
+
+@pytest.mark.parametrize("spec, message", [
+    ({"gitlab_pools": [{"name": "x", "gpu_class": "l40s", "gpus": 0}], "paths": {"gitlab_pools": "gitlab_runner_pools"}},
+     "gitlab_runner_pools[name=x].gpus: must be an integer >= 1"),
+    ({"arc_scale_sets": [{"gpu_class": "l40s"}], "paths": {"arc_scale_sets": "gpu_canary_arc_scale_sets"}},
+     "gpu_canary_arc_scale_sets[0].name: is required"),
+    ({"arc_runtime_class": 1, "paths": {"arc_runtime_class": "gpu_canary_arc_runtime_class"}},
+     "gpu_canary_arc_runtime_class: must be a string"),
+    ({"setup_commands": {"cuda": "nvidia-smi"}, "paths": {"setup_commands": "gpu_canary_setup_commands"}},
+     "gpu_canary_setup_commands.cuda: must be a list of strings"),
+])
+def test_errors_name_the_inventory_path_the_paths_give(spec, message):
+    with pytest.raises(ValidationError) as error:
+        canary_lanes(spec)
+    assert str(error.value).startswith(message)
 
 
 def test_deprecated_lane_is_the_same_request_as_gpu_access():

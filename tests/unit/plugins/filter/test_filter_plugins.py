@@ -19,7 +19,7 @@ REPO = pathlib.Path(__file__).resolve().parents[4]
 FILTER_DIR = REPO / "plugins" / "filter"
 FILTERS = ["ansible_core_requirement", "arc_runner_template", "arc_runners_credential_secrets",
            "arc_runners_finalizer_patches", "arc_runners_plan",
-           "arc_runners_preflight", "arc_runners_readback", "canary_ci", "canary_jobs", "canary_lanes", "canary_verdict", "ci_yaml",
+           "arc_runners_preflight", "arc_runners_readback", "canary_ci", "canary_jobs", "canary_lanes", "canary_plan", "canary_verdict", "ci_yaml",
            "container_runtimes", "created_runner_tokens", "fleet_objects", "fleet_plan", "fleet_readback",
            "gitlab_runner_config", "gitlab_runner_plan", "gitlab_runner_preflight",
            "gitlab_runner_readback", "gitlab_runner_removals", "gitlab_runner_restarts", "gitlab_runner_token_secrets",
