@@ -206,14 +206,11 @@ def _reads(record_selectors):
         read(GROUP, "secrets", "Secret", label_selectors=ours),
         read(GROUP, "configmaps", "ConfigMap", label_selectors=ours),
         read(GROUP, "release_records", "Secret", helm_releases=True, label_selectors=record_selectors),
-        # Empty until the controller chart has installed ARC's CRDs.
+        # Empty until the controller chart has installed ARC's CRDs. Whether
+        # they exist is told by the controller's release record instead
+        # (pending_changes' crds_from): reading the CRD meant fetching and
+        # decoding its 600 KB schema on every run.
         read(GROUP, "runner_sets", "AutoscalingRunnerSet", RUNNER_SET_API),
-        # Read by name, not told by API discovery: kubernetes.core caches
-        # discovery per API server URL, and a cluster made again at the same
-        # URL would be taken to serve the kind already. Only its existence
-        # counts: its schema (600 KB) stays out of the answer.
-        read(GROUP, "runner_set_crd", "CustomResourceDefinition", "apiextensions.k8s.io/v1",
-             name="autoscalingrunnersets.actions.github.com", hidden_fields=["spec", "status"]),
     ]
 
 

@@ -50,7 +50,9 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
 )
 
 INPUT_KEYS = frozenset(("namespaces", "namespace_labels", "objects", "create_only", "found", "releases",
-                        "release_records", "awaited", "steps", "check_mode", "apply_releases", "readback"))
+                        "release_records", "awaited", "steps", "check_mode", "apply_releases", "crds_from", "readback"))
+# Helm's status of a release it installed completely, CRDs included.
+DEPLOYED = "deployed"
 _EMPTY = ({}, [], "", None)
 
 
@@ -69,12 +71,17 @@ def pending_changes(spec, path="pending_changes"):
     ``awaited`` (live Deployments that must be Available), ``steps`` (what
     else the role must do this run, already named: removals, calls to another
     API), ``check_mode``, ``apply_releases`` (the releases a converge
-    applies, when not ``releases`` themselves) and ``readback`` (the reads
-    that verify a converge). Every key is optional.
+    applies, when not ``releases`` themselves), ``crds_from`` (the release
+    of ``apply_releases`` whose chart brings the CRDs the others need) and
+    ``readback`` (the reads that verify a converge). Every key is optional.
 
     ``apply_releases`` and ``readback`` come back as given, or empty when
     nothing is pending (nothing to apply, and the one read verifies); the
-    read-back is empty in check mode too, where nothing was applied.
+    read-back is empty in check mode too, where nothing was applied. While
+    Helm holds no deployed record of ``crds_from``, the other releases go in
+    the wave after it (``helm_releases``' ``wave``): Helm installs a chart's
+    CRDs with its first revision and never removes them, so once it is
+    deployed they all go out at once.
     """
     require_mapping(spec, path)
     reject_unknown_keys(spec, INPUT_KEYS, path)
@@ -101,12 +108,25 @@ def pending_changes(spec, path="pending_changes"):
     steps = [str(step) for step in spec.get("steps") or []]
     pending = names + releases + ["%s (not Available)" % name for name in unavailable] + steps
     to_apply = spec["apply_releases"] if spec.get("apply_releases") is not None else spec.get("releases") or []
+    to_apply = _after_crds(to_apply, spec.get("crds_from"), records)
     return {"objects": names, "releases": releases, "unavailable": unavailable, "steps": steps,
             "settled": not pending, "apply": apply,
             "apply_releases": list(to_apply) if pending else [],
             "readback": [] if not pending or spec.get("check_mode") else list(spec.get("readback") or []),
             "summary": "To change: %s" % ", ".join(pending) if pending else
             "Nothing to change: the plan is in place (verified from the read)"}
+
+
+def _after_crds(releases, crds_from, records):
+    """``releases``, those other than ``crds_from`` in the wave after it while it is not deployed."""
+    if not crds_from:
+        return list(releases)
+    key = (crds_from["namespace"], crds_from["name"])
+    record, _values = records.get(key, (None, None))
+    if record and record["status"] == DEPLOYED:
+        return list(releases)
+    return [release if (release["namespace"], release["name"]) == key else dict(release, wave=1)
+            for release in releases]
 
 
 def _namespace(name, labels):

@@ -96,6 +96,33 @@ def test_the_releases_to_apply_may_differ_from_those_compared():
     assert result["releases"] == ["ci/old (uninstall)"] and result["apply_releases"] == [waved]
 
 
+CONTROLLER = {"name": "arc", "namespace": "arc-systems", "chart": "gha-runner-scale-set-controller",
+              "chart_version": "0.14.2", "values": {}}
+SCALE_SET = {"name": "l40s", "namespace": "arc-runners", "chart": "gha-runner-scale-set", "chart_version": "0.14.2",
+             "values": {"runnerScaleSetName": "l40s"}}
+
+
+@pytest.mark.parametrize("records, scale_set_wave", [
+    ([], 1),                                                        # first install: no CRDs yet
+    ([stored(CONTROLLER, status="failed")], 1),                     # an install that failed may lack them
+    ([stored(CONTROLLER, status="pending-install")], 1),
+    ([stored(CONTROLLER)], None),                                   # deployed: Helm installed its CRDs
+    ([stored(CONTROLLER), stored(CONTROLLER, version=2, status="pending-upgrade")], 1),  # the latest revision counts
+])
+def test_releases_needing_crds_wait_for_their_chart_until_it_is_deployed(records, scale_set_wave):
+    changed = dict(SCALE_SET, values={"runnerScaleSetName": "l40s-new"})
+    result = pending_changes({"releases": [CONTROLLER, changed], "apply_releases": [CONTROLLER, changed],
+                              "crds_from": CONTROLLER, "release_records": records})
+    controller, scale_set = result["apply_releases"]
+    assert controller == CONTROLLER
+    assert scale_set.get("wave") == scale_set_wave and scale_set["values"] == changed["values"]
+
+
+def test_without_crds_from_the_releases_keep_their_waves():
+    result = pending_changes({"releases": [SCALE_SET], "apply_releases": [SCALE_SET], "crds_from": None})
+    assert result["apply_releases"] == [SCALE_SET]
+
+
 def test_an_empty_plan_is_settled():
     assert pending_changes({})["settled"] is True
 
