@@ -56,7 +56,7 @@ def canary_plan(settings, gpu_classes=None):
     labels = ownership_labels({"app.kubernetes.io/component": COMPONENT})
     present = settings.get("gpu_canary_state", "present") == "present"
     timing, timing_problems = _timing(settings) if present else ({}, [])
-    paths = lane_paths(settings)
+    paths = _lane_paths(settings)
     lanes, lane_problems = _lanes(settings, paths, gpu_classes) if present else ([], [])
     return {
         "labels": labels,
@@ -70,7 +70,7 @@ def canary_plan(settings, gpu_classes=None):
     }
 
 
-def lane_paths(settings):
+def _lane_paths(settings):
     """Where each lane input came from: the runner role's list when the canary's is that list, else the canary's."""
     paths = dict((key, "gpu_canary_" + key) for key in LANE_KEYS)
     for key, own, runner_role in RUNNER_LISTS:
