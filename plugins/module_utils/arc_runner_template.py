@@ -176,6 +176,7 @@ def _check_work_volume_claim(scale_set, path):
     require_mapping(claim, claim_path)
     reject_unknown_keys(claim, WORK_VOLUME_CLAIM_KEYS, claim_path)
     optional_str(claim, "storage_class", claim_path)
-    check_quantity(claim, "size", claim_path)
+    if check_quantity(claim, "size", claim_path) is None:
+        raise ValidationError(child(claim_path, "size"), "is required: the size of each job pod's work volume")
     if claim.get("access_modes") is not None:
         check_str_list(claim["access_modes"], child(claim_path, "access_modes"))

@@ -18,9 +18,11 @@ from collections.abc import Mapping
 
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runner_template import scale_set_templates
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_request import deprecated_pool_keys
+from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import ENTRY_STATES
 from ansible_collections.gpuci.runners.plugins.module_utils.release_names import DNS_LABEL_MAX, is_dns_label
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     child,
+    entry_state_problems,
     mapping_list,
     named_item,
     problem,
@@ -67,9 +69,10 @@ def scale_set_problems(settings, template_problems):
     if settings.get("arc_runners_state", "present") != "present":
         return problems
     for index, scale_set in enumerate(scale_sets):
+        path = named_item(SCALE_SETS, scale_set, index)
+        problems += entry_state_problems(scale_set, path, ENTRY_STATES)
         if scale_set.get("state") not in (None, "present"):
             continue
-        path = named_item(SCALE_SETS, scale_set, index)
         problems += _config_url(scale_set, path)
         problems += _credentials(scale_set, path)
         problems += _namespace(scale_set, path, settings)

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_config import pool_configs
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_request import deprecated_pool_keys
-from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import GITLAB_POOL_DEFAULTS, GITLAB_SECRET_KEYS
+from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import ENTRY_STATES, GITLAB_POOL_DEFAULTS, GITLAB_SECRET_KEYS
 from ansible_collections.gpuci.runners.plugins.module_utils.release_names import (
     DNS_LABEL_MAX,
     GITLAB_POOL_NAME_MAX,
@@ -30,12 +30,16 @@ from ansible_collections.gpuci.runners.plugins.module_utils.release_names import
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     child,
     mapping_list,
+    entry_state_problems,
     named_item,
     problem,
     require_mapping,
 )
 
 POOLS = "gitlab_runner_pools"
+# The keys of a pool's autoscaler (hpa) and of its manager's resources.
+HPA_KEYS = ("min_replicas", "max_replicas", "target_cpu_utilization")
+RESOURCE_KEYS = ("requests", "limits")
 # A runner authentication token, as GitLab shows it under CI/CD > Runners.
 _AUTH_TOKEN = re.compile(r"glrt-[A-Za-z0-9_-]+")
 _ACCESS_TOKEN_PREFIX = "glpat-"
@@ -80,6 +84,7 @@ def pool_problems(settings, config_problems):
     for index, pool in enumerate(pools):
         path = named_item(POOLS, pool, index)
         present = pool.get("state") in (None, "present")
+        problems += entry_state_problems(pool, path, ENTRY_STATES)
         problems += _owners(pool, path)
         problems += _namespace(pool, path)
         if present and role_present:
@@ -88,6 +93,7 @@ def pool_problems(settings, config_problems):
             problems += _gitlab_url(pool, path, settings)
             problems += _role_concurrent(pool, settings)
             problems += _hpa(pool, path, settings)
+            problems += _resources(pool, path)
             problems += [config_problems[index]] if index in config_problems else []
     return problems
 
@@ -139,6 +145,11 @@ def _names(pools):
 
 
 def _owners(pool, path):
+    named = [problem(child(path, key), "must be a GitLab group or project path (a string)", pool[key])
+             for key in ("gitlab_group", "gitlab_project")
+             if pool.get(key) is not None and (not isinstance(pool[key], str) or not pool[key])]
+    if named:
+        return named
     if pool.get("gitlab_group") is not None and pool.get("gitlab_project") is not None:
         return [problem(child(path, "gitlab_project"), "a pool the role creates in GitLab belongs to gitlab_group or "
                         "gitlab_project, not both")]
@@ -196,6 +207,10 @@ def _hpa(pool, path, settings):
     if not isinstance(hpa, Mapping):
         return []
     problems, hpa_path = [], child(path, "hpa")
+    problems += [problem(child(hpa_path, key), "unknown key; known keys: %s" % ", ".join(HPA_KEYS))
+                 for key in sorted(set(hpa) - set(HPA_KEYS))]
+    problems += [problem(child(hpa_path, key), "must be an integer", hpa[key])
+                 for key in HPA_KEYS if hpa.get(key) is not None and not _is_int(hpa[key])]
     minimum, maximum = hpa.get("min_replicas", 1), hpa.get("max_replicas")
     if minimum is None:
         minimum = 1
@@ -212,6 +227,21 @@ def _hpa(pool, path, settings):
     if not isinstance(requests, Mapping) or requests.get("cpu") is None:
         problems.append(problem(child(child(resources_path, "requests"), "cpu"), "is required by %s: the "
                                 "autoscaler's CPU target is a share of the manager's CPU request" % hpa_path))
+    return problems
+
+
+def _resources(pool, path):
+    """A pool's manager ``resources``: ``requests`` and ``limits``, each of Kubernetes quantities."""
+    resources = pool.get("resources")
+    if not isinstance(resources, Mapping):
+        return []  # absent, or refused as a non-mapping where config.toml is rendered
+    where = child(path, "resources")
+    problems = [problem(child(where, key), "unknown key; known keys: %s" % ", ".join(RESOURCE_KEYS))
+                for key in sorted(set(resources) - set(RESOURCE_KEYS))]
+    for key in RESOURCE_KEYS:
+        value = resources.get(key)
+        if value is not None and not isinstance(value, Mapping):
+            problems.append(problem(child(where, key), "must be a mapping of quantities, e.g. {cpu: 100m}", value))
     return problems
 
 

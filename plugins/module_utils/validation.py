@@ -235,6 +235,14 @@ def renamed_key_deprecation(path, old, new):
     return "%s is deprecated, use %s" % (child(path, old), child(path, new))
 
 
+def entry_state_problems(entry, path, states):
+    """The problem of a list entry's ``state`` outside ``states`` (unset is fine), as a list."""
+    state = entry.get("state")
+    if state is None or state in states:
+        return []
+    return [problem(child(path, "state"), "must be one of %s" % ", ".join(states), state)]
+
+
 def problem(path, reason, *value):
     """One problem as text, for checks that report all problems at once: ``path: reason (got value)``."""
     return str(ValidationError(path, reason, *value))

@@ -56,7 +56,9 @@ def test_every_option_has_a_description_and_type(role):
             if option.get("type") == "list":
                 assert option.get("elements"), f"{role.name}: list {path}{name} has no elements"
             walk(option.get("options", {}), f"{path}{name}.")
-    walk(_main_spec(role))
+    specs = yaml.safe_load((role / "meta" / "argument_specs.yml").read_text())["argument_specs"]
+    for entry, spec in specs.items():
+        walk(spec.get("options", {}), f"{entry}: ")
 
 
 def test_role_readmes_are_generated_from_specs():
@@ -78,5 +80,9 @@ def test_runner_specs_take_gpu_access_and_its_deprecated_name(role, variable, en
     result = ArgumentSpecValidator(_main_spec(REPO / "roles" / role)).validate(
         {variable: [dict(entry, **{key: "dri"})], "gpu_classes": {"igpu": {classes_key: ["dri"]}}})
     assert not result.error_messages
-    refused = ArgumentSpecValidator(_main_spec(REPO / "roles" / role)).validate({variable: [dict(entry, **{key: "vulkan"})]})
+    # The keys of one entry are documented in their own entry point, which argument validation never runs
+    # (the preflight checks them, naming the entry); as a spec it refuses what the preflight refuses.
+    documented = yaml.safe_load((REPO / "roles" / role / "meta" / "argument_specs.yml").read_text())["argument_specs"]
+    entry_point = {"gitlab_runner": "pool", "arc_runners": "scale_set"}[role]
+    refused = ArgumentSpecValidator(documented[entry_point]["options"]).validate(dict(entry, **{key: "vulkan"}))
     assert any(key in message and "vulkan" in message for message in refused.error_messages)

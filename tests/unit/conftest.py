@@ -87,10 +87,10 @@ def calls(monkeypatch):
 
 @pytest.fixture
 def role_options():
-    """``role_options(role)``: the options of a role's ``main`` entry point, from its meta/argument_specs.yml."""
+    """``role_options(role, entry="main")``: the options of a role's entry point, from its meta/argument_specs.yml."""
 
-    def options(role):
+    def options(role, entry="main"):
         specs = yaml.safe_load((REPO / "roles" / role / "meta" / "argument_specs.yml").read_text())
-        return specs["argument_specs"]["main"]["options"]
+        return specs["argument_specs"][entry]["options"]
 
     return options

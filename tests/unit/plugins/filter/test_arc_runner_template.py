@@ -177,7 +177,8 @@ BAD_SCALE_SETS = [
     ({"name": "x", "work_volume_claim": "10Gi"}, ["scale_set.work_volume_claim:", "mapping", "'10Gi'"]),
     ({"name": "x", "work_volume_claim": {"storageClassName": "x"}}, ["scale_set.work_volume_claim.storageClassName:", "unknown key"]),
     ({"name": "x", "work_volume_claim": {"size": True}}, ["scale_set.work_volume_claim.size:", "True"]),
-    ({"name": "x", "work_volume_claim": {"access_modes": "RWO"}}, ["scale_set.work_volume_claim.access_modes:", "'RWO'"]),
+    ({"name": "x", "work_volume_claim": {"size": "1Gi", "access_modes": "RWO"}}, ["scale_set.work_volume_claim.access_modes:", "'RWO'"]),
+    ({"name": "x", "work_volume_claim": {"storage_class": "fast"}}, ["scale_set.work_volume_claim.size: is required"]),
     ({"name": "x", "gpu_class": "l40s", "tolerations": [{"key": "a", "effect": "Sometimes"}]},
      ["scale_set.tolerations[0].effect:", "'Sometimes'"]),
 ]

@@ -183,3 +183,8 @@ def test_deprecated_lane_passes_and_is_named_by_its_inventory_path():
 def test_lane_and_gpu_access_together_name_both_paths():
     refused(settings(scale_set(lane="cuda", gpu_access="cuda")), "arc_runners_scale_sets[name=gpu-a10].lane",
             "is the deprecated name of arc_runners_scale_sets[name=gpu-a10].gpu_access, which is set too")
+
+
+def test_a_state_outside_present_and_absent_is_named_with_the_scale_set():
+    refused(settings(scale_set(state="gone")), "arc_runners_scale_sets[name=%s].state" % scale_set()["name"],
+            "must be one of present, absent")

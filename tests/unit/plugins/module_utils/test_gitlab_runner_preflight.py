@@ -250,3 +250,18 @@ def test_a_token_in_the_extra_chart_values_is_refused_and_never_shown(key):
     refused(settings(gitlab_runner_extra_values={key: TOKEN, "rbac": {"create": False}}),
             "gitlab_runner_extra_values", "must not set %s: Helm would store the token" % key)
     assert problems_of(settings(gitlab_runner_extra_values={"rbac": {"create": False}})) == []
+
+
+# What argument validation used to check in a pool's keys is checked here, so that every problem of a pool
+# names it the one way (gitlab_runner_pools[name=x].key), whichever key it is.
+@pytest.mark.parametrize("keys, path, reason", [
+    ({"state": "gone"}, "gitlab_runner_pools[name=l40s].state", "must be one of present, absent"),
+    ({"gitlab_group": 5}, "gitlab_runner_pools[name=l40s].gitlab_group", "must be a GitLab group or project path"),
+    ({"gitlab_project": ""}, "gitlab_runner_pools[name=l40s].gitlab_project", "must be a GitLab group or project path"),
+    ({"hpa": {"max_replicas": 3, "min": 1}}, "gitlab_runner_pools[name=l40s].hpa.min", "unknown key"),
+    ({"hpa": {"max_replicas": "three"}}, "gitlab_runner_pools[name=l40s].hpa.max_replicas", "must be an integer"),
+    ({"resources": {"request": {"cpu": "1"}}}, "gitlab_runner_pools[name=l40s].resources.request", "unknown key"),
+    ({"resources": {"limits": "1Gi"}}, "gitlab_runner_pools[name=l40s].resources.limits", "must be a mapping"),
+])
+def test_every_key_of_a_pool_is_checked_and_named_with_the_pool(keys, path, reason):
+    refused(settings(pool(**keys), gitlab_runner_manager_resources={"requests": {"cpu": "100m"}}), path, reason)
