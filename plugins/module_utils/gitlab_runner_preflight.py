@@ -18,7 +18,13 @@ from collections.abc import Mapping
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_config import pool_configs
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_request import deprecated_pool_keys
-from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import ENTRY_STATES, GITLAB_POOL_DEFAULTS, GITLAB_SECRET_KEYS
+from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import (
+    ENTRY_STATES,
+    GITLAB_HPA_KEYS,
+    GITLAB_POOL_DEFAULTS,
+    GITLAB_RESOURCE_KEYS,
+    GITLAB_SECRET_KEYS,
+)
 from ansible_collections.gpuci.runners.plugins.module_utils.release_names import (
     DNS_LABEL_MAX,
     GITLAB_POOL_NAME_MAX,
@@ -29,17 +35,14 @@ from ansible_collections.gpuci.runners.plugins.module_utils.release_names import
 )
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     child,
-    mapping_list,
     entry_state_problems,
+    mapping_list,
     named_item,
     problem,
     require_mapping,
 )
 
 POOLS = "gitlab_runner_pools"
-# The keys of a pool's autoscaler (hpa) and of its manager's resources.
-HPA_KEYS = ("min_replicas", "max_replicas", "target_cpu_utilization")
-RESOURCE_KEYS = ("requests", "limits")
 # A runner authentication token, as GitLab shows it under CI/CD > Runners.
 _AUTH_TOKEN = re.compile(r"glrt-[A-Za-z0-9_-]+")
 _ACCESS_TOKEN_PREFIX = "glpat-"
@@ -207,10 +210,10 @@ def _hpa(pool, path, settings):
     if not isinstance(hpa, Mapping):
         return []
     problems, hpa_path = [], child(path, "hpa")
-    problems += [problem(child(hpa_path, key), "unknown key; known keys: %s" % ", ".join(HPA_KEYS))
-                 for key in sorted(set(hpa) - set(HPA_KEYS))]
+    problems += [problem(child(hpa_path, key), "unknown key; known keys: %s" % ", ".join(GITLAB_HPA_KEYS))
+                 for key in sorted(set(hpa) - set(GITLAB_HPA_KEYS))]
     problems += [problem(child(hpa_path, key), "must be an integer", hpa[key])
-                 for key in HPA_KEYS if hpa.get(key) is not None and not _is_int(hpa[key])]
+                 for key in GITLAB_HPA_KEYS if hpa.get(key) is not None and not _is_int(hpa[key])]
     minimum, maximum = hpa.get("min_replicas", 1), hpa.get("max_replicas")
     if minimum is None:
         minimum = 1
@@ -236,9 +239,9 @@ def _resources(pool, path):
     if not isinstance(resources, Mapping):
         return []  # absent, or refused as a non-mapping where config.toml is rendered
     where = child(path, "resources")
-    problems = [problem(child(where, key), "unknown key; known keys: %s" % ", ".join(RESOURCE_KEYS))
-                for key in sorted(set(resources) - set(RESOURCE_KEYS))]
-    for key in RESOURCE_KEYS:
+    problems = [problem(child(where, key), "unknown key; known keys: %s" % ", ".join(GITLAB_RESOURCE_KEYS))
+                for key in sorted(set(resources) - set(GITLAB_RESOURCE_KEYS))]
+    for key in GITLAB_RESOURCE_KEYS:
         value = resources.get(key)
         if value is not None and not isinstance(value, Mapping):
             problems.append(problem(child(where, key), "must be a mapping of quantities, e.g. {cpu: 100m}", value))

@@ -53,6 +53,9 @@ GITLAB_POOL_KEYS = GPU_REQUEST_KEYS | frozenset(
     )
 )
 GITLAB_SECRET_KEYS = frozenset(("token",))
+# The keys of a GitLab pool's autoscaler (hpa) and of its manager's resources.
+GITLAB_HPA_KEYS = ("min_replicas", "max_replicas", "target_cpu_utilization")
+GITLAB_RESOURCE_KEYS = ("requests", "limits")
 
 # An ARC runner scale set (role arc_runners). Secrets are accepted, never rendered.
 ARC_SCALE_SET_KEYS = GPU_REQUEST_KEYS | frozenset(

@@ -9,7 +9,12 @@ runs: the preflight checks them, naming the entry as the inventory does."""
 import pytest
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_classes import GPU_ACCESS_MODES
-from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import ARC_CONTAINER_MODES, ENTRY_STATES
+from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import (
+    ARC_CONTAINER_MODES,
+    ENTRY_STATES,
+    GITLAB_HPA_KEYS,
+    GITLAB_RESOURCE_KEYS,
+)
 
 ENTRIES = {"gitlab_runner": ("gitlab_runner_pools", "pool"), "arc_runners": ("arc_runners_scale_sets", "scale_set")}
 CHOICES = {"state": ENTRY_STATES, "gpu_access": GPU_ACCESS_MODES, "lane": GPU_ACCESS_MODES,
@@ -40,3 +45,8 @@ def test_argument_validation_leaves_the_entries_keys_to_the_preflight(role, role
 def test_only_scale_sets_have_a_container_mode(role_options):
     assert "container_mode" in entry_choices(role_options, "arc_runners")
     assert "container_mode" not in entry_choices(role_options, "gitlab_runner")
+
+
+@pytest.mark.parametrize("key, keys", [("hpa", GITLAB_HPA_KEYS), ("resources", GITLAB_RESOURCE_KEYS)])
+def test_a_pools_nested_keys_are_the_ones_the_preflight_takes(role_options, key, keys):
+    assert sorted(role_options("gitlab_runner", "pool")[key]["options"]) == sorted(keys)
