@@ -22,10 +22,11 @@ from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import ENT
 from ansible_collections.gpuci.runners.plugins.module_utils.release_names import DNS_LABEL_MAX, is_dns_label
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     child,
-    entry_state_problems,
     mapping_list,
     named_item,
+    optional_choice,
     problem,
+    problems_of,
     require_mapping,
 )
 
@@ -70,7 +71,7 @@ def scale_set_problems(settings, template_problems):
         return problems
     for index, scale_set in enumerate(scale_sets):
         path = named_item(SCALE_SETS, scale_set, index)
-        problems += entry_state_problems(scale_set, path, ENTRY_STATES)
+        problems += problems_of(optional_choice, scale_set, "state", path, ENTRY_STATES)
         if scale_set.get("state") not in (None, "present"):
             continue
         problems += _config_url(scale_set, path)

@@ -81,7 +81,7 @@ def _lane_paths(settings):
 
 def _namespace_problems(settings):
     namespace = settings.get("gpu_canary_namespace")
-    if isinstance(namespace, str) and is_dns_label(namespace):
+    if is_dns_label(namespace):
         return []
     return [problem("gpu_canary_namespace", "must be a DNS label (lower case letters, digits and '-', at most 63)",
                     namespace)]

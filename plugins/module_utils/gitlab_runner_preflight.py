@@ -35,10 +35,14 @@ from ansible_collections.gpuci.runners.plugins.module_utils.release_names import
 )
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     child,
-    entry_state_problems,
     mapping_list,
     named_item,
+    optional_choice,
+    optional_int,
+    optional_mapping,
     problem,
+    problems_of,
+    reject_unknown_keys,
     require_mapping,
 )
 
@@ -87,7 +91,7 @@ def pool_problems(settings, config_problems):
     for index, pool in enumerate(pools):
         path = named_item(POOLS, pool, index)
         present = pool.get("state") in (None, "present")
-        problems += entry_state_problems(pool, path, ENTRY_STATES)
+        problems += problems_of(optional_choice, pool, "state", path, ENTRY_STATES)
         problems += _owners(pool, path)
         problems += _namespace(pool, path)
         if present and role_present:
@@ -210,10 +214,9 @@ def _hpa(pool, path, settings):
     if not isinstance(hpa, Mapping):
         return []
     problems, hpa_path = [], child(path, "hpa")
-    problems += [problem(child(hpa_path, key), "unknown key; known keys: %s" % ", ".join(GITLAB_HPA_KEYS))
-                 for key in sorted(set(hpa) - set(GITLAB_HPA_KEYS))]
-    problems += [problem(child(hpa_path, key), "must be an integer", hpa[key])
-                 for key in GITLAB_HPA_KEYS if hpa.get(key) is not None and not _is_int(hpa[key])]
+    problems += problems_of(reject_unknown_keys, hpa, GITLAB_HPA_KEYS, hpa_path)
+    for key in GITLAB_HPA_KEYS:
+        problems += problems_of(optional_int, hpa, key, hpa_path)
     minimum, maximum = hpa.get("min_replicas", 1), hpa.get("max_replicas")
     if minimum is None:
         minimum = 1
@@ -234,17 +237,14 @@ def _hpa(pool, path, settings):
 
 
 def _resources(pool, path):
-    """A pool's manager ``resources``: ``requests`` and ``limits``, each of Kubernetes quantities."""
+    """A pool's manager ``resources``: ``requests`` and ``limits``, each a mapping (of Kubernetes quantities)."""
     resources = pool.get("resources")
     if not isinstance(resources, Mapping):
         return []  # absent, or refused as a non-mapping where config.toml is rendered
     where = child(path, "resources")
-    problems = [problem(child(where, key), "unknown key; known keys: %s" % ", ".join(GITLAB_RESOURCE_KEYS))
-                for key in sorted(set(resources) - set(GITLAB_RESOURCE_KEYS))]
+    problems = problems_of(reject_unknown_keys, resources, GITLAB_RESOURCE_KEYS, where)
     for key in GITLAB_RESOURCE_KEYS:
-        value = resources.get(key)
-        if value is not None and not isinstance(value, Mapping):
-            problems.append(problem(child(where, key), "must be a mapping of quantities, e.g. {cpu: 100m}", value))
+        problems += problems_of(optional_mapping, resources, key, where)
     return problems
 
 

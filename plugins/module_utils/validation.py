@@ -235,12 +235,14 @@ def renamed_key_deprecation(path, old, new):
     return "%s is deprecated, use %s" % (child(path, old), child(path, new))
 
 
-def entry_state_problems(entry, path, states):
-    """The problem of a list entry's ``state`` outside ``states`` (unset is fine), as a list."""
-    state = entry.get("state")
-    if state is None or state in states:
-        return []
-    return [problem(child(path, "state"), "must be one of %s" % ", ".join(states), state)]
+def problems_of(check, *args):
+    """``check(*args)``'s error as a list of problems (``[]`` when it passes): the raising checks above, for
+    checks that report every problem at once."""
+    try:
+        check(*args)
+    except ValidationError as error:
+        return [str(error)]
+    return []
 
 
 def problem(path, reason, *value):

@@ -10,7 +10,9 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     ValidationError,
     check_int,
     object_list,
+    optional_choice,
     plain,
+    problems_of,
     reject_unknown_keys,
     renamed_key,
     rendered_present_entries,
@@ -101,3 +103,9 @@ def test_rendered_present_entries_makes_the_present_ones_and_keeps_each_problem_
     rendered, problems = rendered_present_entries(entries, "sets", render)
     assert rendered == {0: "a at sets[name=a]", 3: "None at sets[3]"}
     assert problems == {2: "sets[name=b].size: must be >= 1 (got 0)"}
+
+
+def test_problems_of_turns_a_raising_check_into_a_list_of_problems():
+    assert problems_of(optional_choice, {"state": "present"}, "state", "pools[name=a]", ("present", "absent")) == []
+    assert problems_of(optional_choice, {"state": "gone"}, "state", "pools[name=a]", ("present", "absent")) == [
+        "pools[name=a].state: must be one of present, absent (got 'gone')"]
