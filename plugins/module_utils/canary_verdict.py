@@ -37,6 +37,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.canary_lanes import 
     SIMULATED_LABEL,
     simulation_markers,
 )
+from ansible_collections.gpuci.runners.plugins.module_utils.canary_progress import job_finish
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     ValidationError,
     check_int,
@@ -117,7 +118,7 @@ def judge_lane(lane, context):
     node = str((pod.get("spec") or {}).get("nodeName") or "")
     simulated = bool(node) and node in context["simulated"]
     gpus_simulated = bool(node) and node in context["simulated_gpus"]
-    finish = _finish(job)
+    finish = job_finish(job)
     container = _first(c for c in _status(pod).get("containerStatuses") or [] if c.get("name") == CONTAINER)
     check = context["checks"][lane["check"]]
     patterns = [p.replace(MIG_PROFILE, re.escape(lane.get("mig_profile") or "")) for p in check["evidence"]]
@@ -279,15 +280,6 @@ def node_table(lanes, pods, nodes):
             "matched": sorted(set(matched.get(name, []))),
         })
     return rows
-
-
-def _finish(job):
-    """With backoffLimit 0 one succeeded or failed pod ends the Job: its Complete or Failed condition."""
-    status = _status(job)
-    kind = "Complete" if status.get("succeeded") else "Failed" if status.get("failed") else ""
-    if not kind:
-        return {}
-    return _first(c for c in status.get("conditions") or [] if c.get("type") == kind) or {"type": kind}
 
 
 def _exit_code(container):

@@ -1,0 +1,14 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The canary_progress filter; documentation in canary_progress.yml, logic in module_utils/canary_progress.py."""
+
+from __future__ import annotations
+
+from ansible_collections.gpuci.runners.plugins.module_utils.canary_progress import canary_progress
+from ansible_collections.gpuci.runners.plugins.plugin_utils.filter_errors import as_input_filter
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"canary_progress": as_input_filter("canary_progress", canary_progress)}
