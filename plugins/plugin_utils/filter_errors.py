@@ -34,15 +34,20 @@ def as_filter(filter_name, builder, deprecations=None):
 
     @functools.wraps(builder)
     def run(value, gpu_classes=None, **options):
-        # Converted once: the deprecation scan and the builder read the same plain data.
-        value, gpu_classes = plain(value), plain(gpu_classes)
-        warn_deprecated(deprecated_class_keys(gpu_classes) + (deprecations(value) if deprecations else []))
-        try:
-            return builder(value, gpu_classes, **dict((k, plain(v)) for k, v in options.items()))
-        except (ValidationError, MissingLibraryError) as error:
-            raise AnsibleFilterError("gpuci.runners.%s: %s" % (filter_name, error))
+        return build(filter_name, builder, value, gpu_classes, deprecations, **options)
 
     return run
+
+
+def build(filter_name, builder, value, gpu_classes=None, deprecations=None, **options):
+    """``builder``'s result for plain copies of its inputs, after their deprecations are shown; see ``as_filter``."""
+    # Converted once: the deprecation scan and the builder read the same plain data.
+    value, gpu_classes = plain(value), plain(gpu_classes)
+    warn_deprecated(deprecated_class_keys(gpu_classes) + (deprecations(value) if deprecations else []))
+    try:
+        return builder(value, gpu_classes, **dict((k, plain(v)) for k, v in options.items()))
+    except (ValidationError, MissingLibraryError) as error:
+        raise AnsibleFilterError("gpuci.runners.%s: %s" % (filter_name, error))
 
 
 def as_input_filter(filter_name, builder, copy_input=True):

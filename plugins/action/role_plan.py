@@ -1,0 +1,89 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Action plugin of gpuci.runners.role_plan (documentation: plugins/modules/role_plan.py).
+
+A role's plan and its refusal in one step. Each role used to plan in a
+``set_fact`` task (its plan filter) and refuse in an ``assert`` task after
+it; every task costs a worker process on every run, a rerun that changes
+nothing included. Here the plan is made, kept as the role's fact and
+refused in one, in the controller's process (it reads only the
+inventory). The plan is the role's plan filter's: the same builder and
+deprecation warnings (plugin_utils/filter_errors.build).
+"""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleError
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_plan import arc_runners_plan
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_preflight import arc_runners_deprecations
+from ansible_collections.gpuci.runners.plugins.module_utils.canary_plan import canary_plan
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_plan import gitlab_runner_plan
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_preflight import gitlab_runner_deprecations
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator_plan import gpu_operator_plan
+from ansible_collections.gpuci.runners.plugins.plugin_utils.filter_errors import build
+
+
+# Per role: its plan builder, the deprecations of its inventory keys (None: none), the fact
+# that keeps the plan, and how its problems are joined into one message.
+ROLE_PLANS = {
+    "gpu_operator": (gpu_operator_plan, None, "__gpu_operator_plan", " "),
+    "gitlab_runner": (gitlab_runner_plan, gitlab_runner_deprecations, "__gitlab_runner_plan", "; "),
+    "arc_runners": (arc_runners_plan, arc_runners_deprecations, "__arc_runners_plan", "; "),
+    "gpu_canary": (canary_plan, None, "__gpu_canary_plan", "; "),
+}
+NOTHING_OF_ARC = ("arc_runners_scale_sets is empty and arc_runners_controller_enabled is unset: nothing of ARC to "
+                  "install (set arc_runners_controller_enabled true for the controller alone).")
+
+
+def role_plan(role, settings, gpu_classes=None, refuse=True):
+    """The action's result: the plan as the role's fact, or ``failed`` and ``msg`` when it has problems.
+
+    ``refuse`` false keeps the plan without refusing it (the GPU Operator's
+    removal, which reads only its names). The GPU Operator's warnings (chart
+    values upstream removed) become Ansible warnings; the ARC role says when
+    the inventory declares nothing of ARC.
+    """
+    builder, deprecations, fact, separator = ROLE_PLANS[role]
+    plan = build(builder.__name__, builder, settings, gpu_classes, deprecations)
+    problems = plan.get("problems") or []
+    if refuse and problems:
+        # The run stops here: the message is the whole answer, without the plan.
+        return {"changed": False, "failed": True, "msg": separator.join(problems)}
+    result = {"changed": False, "ansible_facts": {fact: plan}}
+    if plan.get("warnings"):
+        result["warnings"] = list(plan["warnings"])
+    if role == "arc_runners" and settings.get("arc_runners_state") == "present" and not plan.get("converges", True):
+        # Shown like any task's message, without -v.
+        result.update(msg=NOTHING_OF_ARC, _ansible_verbose_always=True)
+    return result
+
+
+ARGUMENT_SPEC = {
+    "role": {"type": "str", "required": True, "choices": sorted(ROLE_PLANS)},
+    "settings": {"type": "dict", "required": True},
+    "gpu_classes": {"type": "dict", "default": {}},
+    "refuse": {"type": "bool", "default": True},
+}
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    _supports_check_mode = True
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        validated = ArgumentSpecValidator(ARGUMENT_SPEC).validate(self._task.args)
+        if validated.error_messages:
+            result.update(failed=True, msg="role_plan: " + "; ".join(validated.error_messages))
+            return result
+        params = validated.validated_parameters
+        try:
+            result.update(role_plan(params["role"], params["settings"], params["gpu_classes"], params["refuse"]))
+        except AnsibleError as error:
+            result.update(failed=True, msg=str(error))
+        return result

@@ -1,0 +1,79 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) gpuci.runners maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: role_plan
+short_description: Plan one of the collection's roles and refuse what it cannot act on, in one step
+description:
+  - Makes the plan of a role (the role's plan filter, for example P(gpuci.runners.gitlab_runner_plan#filter)) from
+    its settings, keeps it as the role's fact (C(__<role>_plan); C(__gpu_canary_plan) for the canary) and fails
+    with every problem the plan found, each naming the inventory variable at fault, in one message.
+  - Why not M(ansible.builtin.set_fact) and M(ansible.builtin.assert) - that is two tasks, and every task starts a
+    worker process, on every run of every playbook, a rerun that changes nothing included (about 20 ms each on a
+    2-core controller). The roles plan in one step; the plan is the filter's, so C(playbooks/plan.yml) shows
+    the same.
+  - The GPU Operator's plan warnings (chart values that upstream removed) are shown as warnings; the ARC role
+    says when the inventory declares nothing of ARC.
+  - Runs in the controller's process (an action plugin); it reads only its arguments and touches no host.
+version_added: 0.3.0
+author:
+  - gpuci.runners maintainers (@gpuci)
+options:
+  role:
+    description: Whose plan to make.
+    type: str
+    required: true
+    choices: [arc_runners, gitlab_runner, gpu_canary, gpu_operator]
+  settings:
+    description: The role's variables its plan reads, as its tasks pass them (see each plan filter's input).
+    type: dict
+    required: true
+  gpu_classes:
+    description: The inventory's GPU classes, laid over the built-in catalogue.
+    type: dict
+    default: {}
+  refuse:
+    description: Fail when the plan has problems. False keeps the plan without refusing it.
+    type: bool
+    default: true
+attributes:
+  check_mode:
+    support: full
+    description: It changes nothing, so it runs the same in check mode.
+  diff_mode:
+    support: none
+    description: There is nothing to show a difference of.
+notes:
+  - Used by the collection's roles; it changes nothing.
+"""
+
+EXAMPLES = r"""
+- name: Check and plan the pools' releases, RBAC and Secrets
+  gpuci.runners.role_plan:
+    role: gitlab_runner
+    settings:
+      gitlab_runner_pools: "{{ gitlab_runner_pools }}"
+      gitlab_runner_state: present
+    gpu_classes: "{{ gpu_classes | default({}) }}"
+# => __gitlab_runner_plan is set; with a bad pool the task fails:
+#    gitlab_runner_pools[name=l40s].gpus: must be an integer >= 1 (got 'two')
+"""
+
+RETURN = r"""
+ansible_facts:
+  description: The plan, under the role's fact name.
+  returned: always
+  type: dict
+  sample: {__gitlab_runner_plan: {releases: [], problems: []}}
+msg:
+  description: The plan's problems, joined; or, for ARC, that nothing of it is declared.
+  returned: when the plan has problems, or the ARC role has nothing to install
+  type: str
+"""

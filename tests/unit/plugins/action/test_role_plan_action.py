@@ -1,0 +1,83 @@
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""role_plan (plugins/action/role_plan.py): one step makes a role's plan (its plan filter's), keeps it as the role's fact and refuses its problems."""
+import pathlib
+
+import pytest
+import yaml
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_plan import gitlab_runner_plan
+from ansible_collections.gpuci.runners.plugins.action.role_plan import NOTHING_OF_ARC, ROLE_PLANS, role_plan
+
+ROLES = pathlib.Path(__file__).resolve().parents[4] / "roles"
+POOL = {"name": "l40s", "gpu_class": "l40s", "gpus": 1, "token": "glrt-PLAN-SECRET"}
+
+
+def settings(role, **overrides):
+    """The role's defaults as its tasks pass them (read from the role), with overrides."""
+    defaults = yaml.safe_load((ROLES / role / "defaults" / "main.yml").read_text())
+    prefix = "gpu_canary_" if role == "gpu_canary" else role + "_"
+    return dict(dict((key, value) for key, value in defaults.items() if key.startswith(prefix)), **overrides)
+
+
+def gitlab(**overrides):
+    return settings("gitlab_runner", **dict({"gitlab_runner_pools": [POOL],
+                                            "gitlab_runner_gitlab_url": "https://gitlab.example.com/"}, **overrides))
+
+
+def test_the_plan_is_the_filters_kept_as_the_roles_fact():
+    result = role_plan("gitlab_runner", gitlab())
+    assert result == {"changed": False, "ansible_facts": {"__gitlab_runner_plan": gitlab_runner_plan(gitlab())}}
+    assert result["ansible_facts"]["__gitlab_runner_plan"]["problems"] == []
+
+
+def test_every_problem_is_refused_in_one_message_naming_the_inventory_path():
+    pools = [dict(POOL, gpus="two"), dict(POOL, name="Bad_Name")]
+    result = role_plan("gitlab_runner", gitlab(gitlab_runner_pools=pools))
+    assert result["failed"] is True
+    assert "gitlab_runner_pools[name=l40s].gpus" in result["msg"] and "Bad_Name" in result["msg"]
+    assert result["msg"].count("; ") >= 1
+    # The run stops: the message is the whole answer, without the plan.
+    assert "ansible_facts" not in result
+    assert "glrt-PLAN-SECRET" not in repr(result)
+
+
+def test_refuse_false_keeps_the_plan_without_failing():
+    bad = settings("gpu_operator", gpu_operator_values={"mig": {"strategy": "mixed"}})
+    assert role_plan("gpu_operator", bad)["failed"] is True
+    kept = role_plan("gpu_operator", bad, refuse=False)
+    assert "failed" not in kept and kept["ansible_facts"]["__gpu_operator_plan"]["problems"]
+
+
+def test_the_gpu_operators_plan_warnings_are_ansible_warnings():
+    plan = role_plan("gpu_operator", settings("gpu_operator"))["ansible_facts"]["__gpu_operator_plan"]
+    assert plan["warnings"] == []
+    warned = role_plan("gpu_operator", settings("gpu_operator", gpu_operator_values={"operator": {"defaultRuntime": "crio"}}))
+    assert warned["warnings"] == warned["ansible_facts"]["__gpu_operator_plan"]["warnings"]
+    assert warned["warnings"][0].startswith("gpu_operator_values.operator.defaultRuntime is removed")
+
+
+def test_arc_says_when_nothing_of_it_is_declared_and_only_then():
+    nothing = role_plan("arc_runners", settings("arc_runners", arc_runners_state="present"))
+    assert nothing["msg"] == NOTHING_OF_ARC and nothing["_ansible_verbose_always"] is True
+    assert "msg" not in role_plan("arc_runners", settings("arc_runners", arc_runners_state="absent"))
+    assert "msg" not in role_plan("arc_runners", settings("arc_runners", arc_runners_controller_enabled=True))
+
+
+def test_the_canary_plans_under_its_own_fact():
+    canary = settings("gpu_canary", gpu_canary_gitlab_pools=[POOL], gpu_canary_arc_scale_sets=[],
+                      gitlab_runner_pools=[POOL], arc_runners_scale_sets=None)
+    result = role_plan("gpu_canary", canary)
+    assert list(result["ansible_facts"]) == ["__gpu_canary_plan"] and "failed" not in result
+
+
+def test_a_malformed_input_fails_as_the_filter_does():
+    with pytest.raises(AnsibleFilterError, match="gpuci.runners.gitlab_runner_plan: "):
+        role_plan("gitlab_runner", gitlab(gitlab_runner_pools="l40s"))
+
+
+def test_each_role_names_its_own_fact():
+    assert dict((role, entry[2]) for role, entry in ROLE_PLANS.items()) == {
+        "gpu_operator": "__gpu_operator_plan", "gitlab_runner": "__gitlab_runner_plan",
+        "arc_runners": "__arc_runners_plan", "gpu_canary": "__gpu_canary_plan"}
