@@ -35,17 +35,15 @@ ROLE_PLANS = {
     "arc_runners": (arc_runners_plan, arc_runners_deprecations, "__arc_runners_plan", "; "),
     "gpu_canary": (canary_plan, None, "__gpu_canary_plan", "; "),
 }
-NOTHING_OF_ARC = ("arc_runners_scale_sets is empty and arc_runners_controller_enabled is unset: nothing of ARC to "
-                  "install (set arc_runners_controller_enabled true for the controller alone).")
 
 
 def role_plan(role, settings, gpu_classes=None, refuse=True):
     """The action's result: the plan as the role's fact, or ``failed`` and ``msg`` when it has problems.
 
     ``refuse`` false keeps the plan without refusing it (the GPU Operator's
-    removal, which reads only its names). The GPU Operator's warnings (chart
-    values upstream removed) become Ansible warnings; the ARC role says when
-    the inventory declares nothing of ARC.
+    removal, which reads only its names). A plan's ``warnings`` (the GPU
+    Operator's: chart values upstream removed) become Ansible warnings, its
+    ``notes`` (ARC's: nothing of it declared) the task's message.
     """
     builder, deprecations, fact, separator = ROLE_PLANS[role]
     plan = build(builder.__name__, builder, settings, gpu_classes, deprecations)
@@ -56,9 +54,9 @@ def role_plan(role, settings, gpu_classes=None, refuse=True):
     result = {"changed": False, "ansible_facts": {fact: plan}}
     if plan.get("warnings"):
         result["warnings"] = list(plan["warnings"])
-    if role == "arc_runners" and settings.get("arc_runners_state") == "present" and not plan.get("converges", True):
+    if plan.get("notes"):
         # Shown like any task's message, without -v.
-        result.update(msg=NOTHING_OF_ARC, _ansible_verbose_always=True)
+        result.update(msg=" ".join(plan["notes"]), _ansible_verbose_always=True)
     return result
 
 

@@ -34,7 +34,8 @@ takes them, scale sets without their credentials) it returns:
 - ``chart_paths``: the local charts (``controller``, ``scale_set``) when
   ``arc_runners_chart_path`` is set, else None;
 - ``converges``: whether the role installs anything (state present, with
-  the controller or a scale set to install);
+  the controller or a scale set to install), and ``notes``: that nothing of
+  ARC is declared, when the role is present and does not converge;
 - ``reads`` and ``readback_reads``: what the role reads, as
   ``gpuci.runners.k8s_reads`` takes it (answers under the group
   ``arc_runners``), to decide what a converge would change, and after a
@@ -79,6 +80,9 @@ NAMESPACE_LABELS = ownership_labels({"gpuci.runners/created-by": "arc_runners"})
 OWNED_SELECTORS = label_selectors(ownership_labels())
 # The group of the role's reads in k8s_reads' answer (site.yml reads for every role at once).
 GROUP = "arc_runners"
+# Said when the role is present and the inventory declares nothing of ARC.
+NOTHING_DECLARED = ("arc_runners_scale_sets is empty and arc_runners_controller_enabled is unset: nothing of ARC to "
+                    "install (set arc_runners_controller_enabled true for the controller alone).")
 RUNNER_SET_API = "actions.github.com/v1alpha1"
 # The controller chart names its service account like its Deployment.
 CONTROLLER_SUFFIX = "gha-rs-controller"
@@ -180,6 +184,7 @@ def arc_runners_plan(settings, gpu_classes=None):
         "by_scale_set": by_scale_set,
         "chart_paths": charts,
         "converges": role_present and (wanted or bool(scale_sets)),
+        "notes": [NOTHING_DECLARED] if role_present and not (wanted or scale_sets) else [],
         "reads": _reads(record_selectors) + named_secrets,
         "readback_reads": [read(GROUP, "runner_sets", "AutoscalingRunnerSet", RUNNER_SET_API)] + named_secrets,
         "problems": _problems(settings, wanted, wanted or bool(scale_sets), charts) if role_present else [],

@@ -15,8 +15,8 @@ from ansible_collections.gpuci.runners.plugins.module_utils.canary_lanes import 
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     child,
     object_list,
-    reject_unknown_keys,
     optional_str_list,
+    reject_unknown_keys,
     require_mapping,
 )
 

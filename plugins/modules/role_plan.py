@@ -19,8 +19,8 @@ description:
     worker process, on every run of every playbook, a rerun that changes nothing included (about 20 ms each on a
     2-core controller). The roles plan in one step; the plan is the filter's, so C(playbooks/plan.yml) shows
     the same.
-  - The GPU Operator's plan warnings (chart values that upstream removed) are shown as warnings; the ARC role
-    says when the inventory declares nothing of ARC.
+  - A plan's C(warnings) (the GPU Operator's, about chart values that upstream removed) are shown as warnings,
+    its C(notes) (the ARC role's, that the inventory declares nothing of ARC) as the task's message.
   - Runs in the controller's process (an action plugin); it reads only its arguments and touches no host.
 version_added: 0.3.0
 author:
@@ -63,17 +63,17 @@ EXAMPLES = r"""
       gitlab_runner_state: present
     gpu_classes: "{{ gpu_classes | default({}) }}"
 # => __gitlab_runner_plan is set; with a bad pool the task fails:
-#    gitlab_runner_pools[name=l40s].gpus: must be an integer >= 1 (got 'two')
+#    gitlab_runner_pools[name=l40s].gpus: must be an integer, not str (got 'two')
 """
 
 RETURN = r"""
 ansible_facts:
   description: The plan, under the role's fact name.
-  returned: always
+  returned: unless the plan is refused
   type: dict
   sample: {__gitlab_runner_plan: {releases: [], problems: []}}
 msg:
-  description: The plan's problems, joined; or, for ARC, that nothing of it is declared.
-  returned: when the plan has problems, or the ARC role has nothing to install
+  description: The plan's problems, joined; or its notes (ARC's, that nothing of it is declared).
+  returned: when the plan has problems or notes
   type: str
 """

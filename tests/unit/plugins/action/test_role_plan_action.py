@@ -7,8 +7,9 @@ import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_plan import NOTHING_DECLARED
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_plan import gitlab_runner_plan
-from ansible_collections.gpuci.runners.plugins.action.role_plan import NOTHING_OF_ARC, ROLE_PLANS, role_plan
+from ansible_collections.gpuci.runners.plugins.action.role_plan import ROLE_PLANS, role_plan
 
 ROLES = pathlib.Path(__file__).resolve().parents[4] / "roles"
 POOL = {"name": "l40s", "gpu_class": "l40s", "gpus": 1, "token": "glrt-PLAN-SECRET"}
@@ -60,7 +61,7 @@ def test_the_gpu_operators_plan_warnings_are_ansible_warnings():
 
 def test_arc_says_when_nothing_of_it_is_declared_and_only_then():
     nothing = role_plan("arc_runners", settings("arc_runners", arc_runners_state="present"))
-    assert nothing["msg"] == NOTHING_OF_ARC and nothing["_ansible_verbose_always"] is True
+    assert nothing["msg"] == NOTHING_DECLARED and nothing["_ansible_verbose_always"] is True
     assert "msg" not in role_plan("arc_runners", settings("arc_runners", arc_runners_state="absent"))
     assert "msg" not in role_plan("arc_runners", settings("arc_runners", arc_runners_controller_enabled=True))
 

@@ -11,7 +11,11 @@ from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_credenti
     arc_runners_credential_secrets,
 )
 from ansible_collections.gpuci.runners.plugins.module_utils import arc_runner_template as arc_runner_template_module
-from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_plan import arc_runners_plan, controller_fullname
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_plan import (
+    NOTHING_DECLARED,
+    arc_runners_plan,
+    controller_fullname,
+)
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError
 
 TOKEN = "ghp_PLAN-SECRET"
@@ -56,6 +60,13 @@ def test_no_scale_sets_plan_no_controller_unless_asked():
     assert asked["controller"]["chart"] == "gha-runner-scale-set-controller"
     assert asked["namespaces"] == ["arc-systems"]
     assert arc_runners_plan(settings(L40S, arc_runners_controller_enabled=False))["controller"] is None
+
+
+def test_the_plan_notes_that_nothing_of_arc_is_declared_only_when_present_and_installing_nothing():
+    assert arc_runners_plan(settings())["notes"] == [NOTHING_DECLARED]
+    assert arc_runners_plan(settings(arc_runners_state="absent"))["notes"] == []
+    assert arc_runners_plan(settings(arc_runners_controller_enabled=True))["notes"] == []
+    assert arc_runners_plan(settings(L40S))["notes"] == []
 
 
 def test_controller_names_the_service_account_every_scale_set_uses():
