@@ -15,6 +15,7 @@ returned at once; ``[]`` means verified.
 
 from __future__ import annotations
 
+from ansible_collections.gpuci.runners.plugins.module_utils.k8s_objects import metadata
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     child,
     object_list,
@@ -49,8 +50,8 @@ def arc_runners_readback(spec, path="readback"):
         and not (answers.get(named_secret_key(name)) or {}).get("resources")]
     for name, scale_set in planned.items():
         where = "%s/%s" % (scale_set["namespace"], name)
-        found = [r for r in runner_sets if _meta(r).get("namespace") == scale_set["namespace"]
-                 and _meta(r).get("name") == name]
+        found = [r for r in runner_sets if metadata(r).get("namespace") == scale_set["namespace"]
+                 and metadata(r).get("name") == name]
         if len(found) != 1:
             problems.append("expected one AutoscalingRunnerSet %s; found %d" % (where, len(found)))
             continue
@@ -73,10 +74,6 @@ def arc_runners_readback(spec, path="readback"):
 def named_secret_key(scale_set):
     """The key of the read of the Secret a scale set names (github_config_secret), among the role's reads."""
     return "named_secret/%s" % scale_set
-
-
-def _meta(obj):
-    return obj.get("metadata") or {}
 
 
 def _runner(pod):

@@ -21,6 +21,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.canary_checks import
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_classes import GPU_ACCESS_MODES, merged_classes
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_nodes import advertises
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_request import cuda_runtime_class, resolve_gpu_request
+from ansible_collections.gpuci.runners.plugins.module_utils.k8s_objects import metadata, object_name
 from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import labels_match
 from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import (
     ARC_CONTAINER_MODES,
@@ -252,12 +253,12 @@ def node_check(lane, nodes, runtime_classes):
     selector), ``schedulable`` (of those, not cordoned and advertising the
     resource) and ``simulated`` (matching nodes that kwok simulates).
     """
-    matching = [n for n in nodes if labels_match(_meta(n, "labels"), lane["node_selector"])]
+    matching = [n for n in nodes if labels_match(metadata(n).get("labels") or {}, lane["node_selector"])]
     schedulable = [n for n in matching if not _cordoned(n) and _advertises(n, lane["resource"])]
     result = {
-        "matching": [_name(n) for n in matching],
-        "schedulable": [_name(n) for n in schedulable],
-        "simulated": [_name(n) for n in matching if is_simulated(n)],
+        "matching": [object_name(n) for n in matching],
+        "schedulable": [object_name(n) for n in schedulable],
+        "simulated": [object_name(n) for n in matching if is_simulated(n)],
         "ok": False,
         "reason": "",
     }
@@ -282,20 +283,12 @@ def is_simulated(node):
 def simulation_markers(node):
     """How a node says that it is simulated (kwok's annotation, any value; our label); empty for a real node."""
     markers = []
-    annotations = _meta(node, "annotations")
+    annotations = metadata(node).get("annotations") or {}
     if KWOK_ANNOTATION in annotations:
         markers.append("annotation %s=%s" % (KWOK_ANNOTATION, annotations[KWOK_ANNOTATION]))
-    if _meta(node, "labels").get(SIMULATED_LABEL) == "true":
+    if (metadata(node).get("labels") or {}).get(SIMULATED_LABEL) == "true":
         markers.append("label %s=true" % SIMULATED_LABEL)
     return markers
-
-
-def _meta(node, key):
-    return (node.get("metadata") or {}).get(key) or {}
-
-
-def _name(node):
-    return str((node.get("metadata") or {}).get("name", ""))
 
 
 def _cordoned(node):

@@ -12,6 +12,7 @@ Job, and a pod on a simulated node never ran a container, so it has no log.
 from __future__ import annotations
 
 from ansible_collections.gpuci.runners.plugins.module_utils.canary_lanes import is_simulated
+from ansible_collections.gpuci.runners.plugins.module_utils.k8s_objects import object_name
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     child,
     object_list,
@@ -40,8 +41,8 @@ def canary_progress(spec, path="canary_progress"):
     jobs = object_list(spec.get("jobs"), child(path, "jobs"))
     pods = object_list(spec.get("pods"), child(path, "pods"))
     nodes = object_list(spec.get("nodes"), child(path, "nodes"))
-    finished = set(_name(job) for job in jobs if job_finish(job))
-    simulated = set(_name(node) for node in nodes if is_simulated(node))
+    finished = set(object_name(job) for job in jobs if job_finish(job))
+    simulated = set(object_name(node) for node in nodes if is_simulated(node))
     return {
         "unfinished": [name for name in started if name not in finished],
         "log_pods": [pod for pod in pods if _has_log(pod, simulated)],
@@ -64,7 +65,3 @@ def job_finish(job):
 def _has_log(pod, simulated):
     node = (pod.get("spec") or {}).get("nodeName")
     return bool(node) and node not in simulated and (pod.get("status") or {}).get("phase") in STARTED_PHASES
-
-
-def _name(obj):
-    return str((obj.get("metadata") or {}).get("name", ""))

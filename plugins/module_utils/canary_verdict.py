@@ -38,6 +38,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.canary_lanes import 
     simulation_markers,
 )
 from ansible_collections.gpuci.runners.plugins.module_utils.canary_progress import job_finish
+from ansible_collections.gpuci.runners.plugins.module_utils.k8s_objects import metadata, object_name
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     ValidationError,
     check_int,
@@ -111,10 +112,10 @@ def canary_verdict(spec, path="verdict"):
 def judge_lane(lane, context):
     """One lane's result, in the report's shape (see ``canary_verdict`` for ``context``)."""
     job_name = lane["job_name"]
-    job = _first(j for j in context["jobs"] if _meta(j).get("name") == job_name)
+    job = _first(j for j in context["jobs"] if metadata(j).get("name") == job_name)
     pod = _first(p for p in context["pods"] if _owned_by(p, job_name))
     log = _first(entry for entry in context["logs"]
-                 if pod and _meta(entry.get("pod") or {}).get("name") == _meta(pod).get("name"))
+                 if pod and metadata(entry.get("pod")).get("name") == metadata(pod).get("name"))
     node = str((pod.get("spec") or {}).get("nodeName") or "")
     simulated = bool(node) and node in context["simulated"]
     gpus_simulated = bool(node) and node in context["simulated_gpus"]
@@ -207,7 +208,7 @@ def _refusal(pod, node, container):
 
 def _last_warning(events, pod):
     """The pod's most recent Warning event as {reason, message}; None without one."""
-    name = _meta(pod or {}).get("name")
+    name = metadata(pod).get("name")
     mine = [e for e in events if name and e.get("type") == "Warning"
             and (e.get("involvedObject") or {}).get("kind") == "Pod"
             and (e.get("involvedObject") or {}).get("name") == name]
@@ -245,7 +246,7 @@ def node_table(lanes, pods, nodes):
     node's kwok annotation or simulated label when its Node object was read,
     else the lanes' node checks (which read the same marks earlier).
     """
-    by_name = dict((str(_meta(n).get("name", "")), n) for n in nodes)
+    by_name = dict((object_name(n), n) for n in nodes)
     landed, matched, checked_simulated = {}, {}, set()
     for lane in lanes:
         node_check = lane["node_check"]
@@ -259,7 +260,7 @@ def node_table(lanes, pods, nodes):
     rows = []
     for name in sorted(set(landed) | set(matched)):
         markers = simulation_markers(by_name[name]) if name in by_name else []
-        labels = _meta(by_name.get(name) or {}).get("labels") or {}
+        labels = metadata(by_name.get(name)).get("labels") or {}
         if markers:
             simulated, known_by = True, ", ".join(markers)
         elif name in checked_simulated:
@@ -289,11 +290,7 @@ def _exit_code(container):
 
 
 def _owned_by(pod, job_name):
-    return any(ref.get("name") == job_name for ref in _meta(pod).get("ownerReferences") or [])
-
-
-def _meta(obj):
-    return obj.get("metadata") or {}
+    return any(ref.get("name") == job_name for ref in metadata(pod).get("ownerReferences") or [])
 
 
 def _status(obj):

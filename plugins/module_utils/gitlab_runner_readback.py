@@ -13,6 +13,7 @@ needs its manager. All problems are returned at once; ``[]`` means verified.
 
 from __future__ import annotations
 
+from ansible_collections.gpuci.runners.plugins.module_utils.k8s_objects import metadata
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     child,
     object_list,
@@ -48,13 +49,9 @@ def gitlab_runner_readback(spec, path="readback"):
     if len(managers) != len(releases):
         problems.append("expected one runner manager Deployment per present pool (%s); found %s" % (
             ", ".join(release["name"] for release in releases) or "none",
-            ", ".join(sorted(_meta(m).get("name", "?") for m in managers)) or "none"))
+            ", ".join(sorted(metadata(m).get("name", "?") for m in managers)) or "none"))
     return problems
 
 
-def _meta(obj):
-    return obj.get("metadata") or {}
-
-
 def _by_name(objects):
-    return dict(((_meta(o).get("namespace"), _meta(o).get("name")), o) for o in objects)
+    return dict(((metadata(o).get("namespace"), metadata(o).get("name")), o) for o in objects)
