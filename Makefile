@@ -11,13 +11,13 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 # The venv's tools and the testbed's helm/kubectl come first on PATH.
 export PATH := $(CURDIR)/$(BIN):$(shell bash tools/testbed/build.sh --print-paths 2>/dev/null):$(PATH)
 
-.PHONY: help venv build-testbed testbed-up testbed-down demo test units lint sanity integration host-tests docker-tests \
-	gpu-mode-tests gpu-bundle gpu-proof bench clean
+.PHONY: help venv build-testbed testbed-up testbed-down demo test units lint sanity integration helm4-tests host-tests \
+	docker-tests gpu-mode-tests gpu-bundle gpu-proof bench clean
 
 help:
 	@echo "make demo          converge inventories/local on the local testbed, run the canary, print the proof report"
 	@echo "make test          all tests: units, lint, sanity, integration (builds what it needs)"
-	@echo "make units | lint | sanity | integration | host-tests | docker-tests | gpu-mode-tests"
+	@echo "make units | lint | sanity | integration | helm4-tests | host-tests | docker-tests | gpu-mode-tests"
 	@echo "make gpu-proof     on a host with an NVIDIA GPU: prove an h100 lane (docs/gpu-mode.md)"
 	@echo "make gpu-bundle    pack what gpu-proof needs for a GPU host without network (docs/gpu-mode.md)"
 	@echo "make testbed-up | testbed-down   start / stop the local cluster"
@@ -61,7 +61,16 @@ sanity: venv
 integration: venv build-testbed
 	$(BIN)/pytest -q --durations=25 tests/integration
 
-test: units lint sanity integration host-tests docker-tests gpu-mode-tests
+# The tests that drive helm, again with helm 4 (HELM4_VERSION in tools/testbed/versions.env):
+# its flags and the way it sends objects differ from helm 3's.
+HELM4_TESTS := $(addprefix tests/integration/,test_helm_field_validation.py test_gitlab_runner.py \
+	test_arc_runners.py test_gpu_operator.py test_faults.py)
+helm4-tests: venv build-testbed
+	GPUCI_HELM=4 bash tools/testbed/build.sh helm
+	GPUCI_HELM=4 PATH="$$(GPUCI_HELM=4 bash tools/testbed/build.sh --print-paths):$$PATH" \
+		$(BIN)/pytest -q --durations=10 $(HELM4_TESTS)
+
+test: units lint sanity integration helm4-tests host-tests docker-tests gpu-mode-tests
 
 demo: venv build-testbed
 	bash tools/demo.sh

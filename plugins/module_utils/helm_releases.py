@@ -136,9 +136,10 @@ class Helm:
         # API server (why: the module's openapi_validation option; measured in
         # docs/reliability.md).
         self.openapi_validation = openapi_validation
-        self._rollback_flag = None
-        # The releases of a wave are upgraded from several threads, and each
-        # asks for the flag: one `helm version` answers them all.
+        self._major = None
+        # The namespaces are listed and the releases of a wave upgraded from
+        # several threads, and each asks which helm this is: one `helm
+        # version` answers them all.
         self._version_lock = threading.Lock()
 
     def call(self, args: list[str], what: str) -> str:
@@ -147,16 +148,26 @@ class Helm:
             raise HelmError(f"{what}: helm {args[0]} failed (rc {rc}): {(err or out).strip()[-_ERROR_TAIL:]}")
         return out
 
+    def major(self) -> int:
+        """helm's major version (3 or 4), asked once: the flags below differ between them."""
+        with self._version_lock:
+            if self._major is None:
+                version = self.call(["version", "--template", "{{.Version}}"], "helm version").strip()
+                self._major = 4 if version.startswith("v4") else 3
+        return self._major
+
     def rollback_flag(self) -> str:
         """helm 4 renamed --atomic to --rollback-on-failure."""
-        with self._version_lock:
-            if self._rollback_flag is None:
-                version = self.call(["version", "--template", "{{.Version}}"], "helm version").strip()
-                self._rollback_flag = "--rollback-on-failure" if version.startswith("v4") else "--atomic"
-        return self._rollback_flag
+        return "--rollback-on-failure" if self.major() >= 4 else "--atomic"
 
     def deployed(self, namespace: str) -> dict[str, dict]:
-        records = json.loads(self.call(["list", "--namespace", namespace, "--all", "--output", "json"],
+        """Every release of the namespace, whatever its status (a pending or failed one too).
+
+        helm 3 lists only deployed and failed releases unless told --all;
+        helm 4 lists all by default and has no --all.
+        """
+        every_status = ["--all"] if self.major() < 4 else []
+        records = json.loads(self.call(["list", "--namespace", namespace, *every_status, "--output", "json"],
                                        f"releases of namespace {namespace}") or "[]")
         return {record["name"]: record for record in records or []}
 

@@ -105,12 +105,12 @@ build_kwok() {
 }
 
 build_helm() {
-  local dir=$cache/helm-$HELM_VERSION
+  local dir=$cache/helm-$HELM_VERSION module=helm.sh/helm/${HELM_VERSION%%.*}  # helm.sh/helm/v3 or /v4
   have "$dir" helm && { log "helm $HELM_VERSION cached"; return; }
   log "building helm $HELM_VERSION"
   GOBIN=$dir/bin with_progress helm go install \
-    -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean" \
-    "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+    -ldflags "-s -w -X $module/internal/version.version=$HELM_VERSION -X $module/internal/version.gitTreeState=clean" \
+    "$module/cmd/helm@$HELM_VERSION"
 }
 
 # nvidia-ctk links libnvidia-container lookups through cgo. GPU mode of the

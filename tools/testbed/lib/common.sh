@@ -4,6 +4,9 @@
 testbed_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=../versions.env
 source "$testbed_dir/versions.env"
+# GPUCI_HELM=4: the testbed's helm is helm 4 (HELM4_VERSION), in its own cache folder.
+# shellcheck disable=SC2034,SC2153  # HELM_VERSION is read by the scripts that source this file
+if [ "${GPUCI_HELM:-3}" = 4 ]; then HELM_VERSION=$HELM4_VERSION; fi
 cache=${GPUCI_TESTBED_CACHE:-$HOME/.cache/gpuci-testbed}
 # shellcheck disable=SC2034  # used by the scripts that source this file
 images_dir=$cache/images

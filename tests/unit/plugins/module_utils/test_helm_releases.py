@@ -63,6 +63,8 @@ class RecordedHelm:
         if verb == "version":
             return 0, self.version, ""
         if verb == "list":
+            if "--all" in args and self.version.startswith("v4"):
+                return 1, "", "Error: unknown flag: --all"  # helm 4 lists every status by default
             namespace = args[args.index("--namespace") + 1]
             return 0, json.dumps([r for (ns, _n), r in self.deployed.items() if ns == namespace]), ""
         if verb == "get":
@@ -185,6 +187,17 @@ def test_helm_4_rolls_back_with_its_own_flag():
     apply(helm, [release()])
     (upgrade,) = helm.verbs("upgrade")
     assert "--rollback-on-failure" in upgrade and "--atomic" not in upgrade
+
+
+@pytest.mark.parametrize("version, all_flag", [("v3.19.5", True), ("v4.3.1", False)])
+def test_every_status_is_listed_as_each_helm_asks(version, all_flag):
+    """helm 3 lists a pending release only with --all, which helm 4 (listing all by default) refuses."""
+    helm = RecordedHelm([listed("gitlab-runner-l40s", status="pending-upgrade")], {"gitlab-runner-l40s": VALUES},
+                        version=version)
+    result = apply(helm, [release()])
+    (listing,) = helm.verbs("list")
+    assert ("--all" in listing) is all_flag
+    assert not result["errors"] and [r["action"] for r in result["releases"]] == ["upgrade"]
 
 
 def test_helm_leaves_field_validation_to_the_api_server_unless_asked():
