@@ -164,7 +164,9 @@ def wait_for_sole_gpu_operator(timeout: float = 1800) -> None:
     """
     deadline = time.monotonic() + timeout
     while True:
-        others = [r for r in json.loads(sh("helm", "list", "-A", "-a", "-o", "json"))
+        # Any release that may hold the ClusterRole, in flags helm 3 and helm 4 both take (helm 4 has no -a).
+        others = [r for r in json.loads(sh("helm", "list", "-A", "--deployed", "--failed", "--pending", "--uninstalling",
+                                           "-o", "json"))
                   if r["chart"].startswith("gpu-operator-") and r["namespace"] not in NAMESPACES]
         if not others or time.monotonic() > deadline:
             return
