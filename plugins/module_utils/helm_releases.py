@@ -149,11 +149,12 @@ class Helm:
         return out
 
     def major(self) -> int:
-        """helm's major version (3 or 4), asked once: the flags below differ between them."""
+        """helm's major version (``v4.3.1``: 4), asked once: the flags below differ between 3 and 4."""
         with self._version_lock:
             if self._major is None:
-                version = self.call(["version", "--template", "{{.Version}}"], "helm version").strip()
-                self._major = 4 if version.startswith("v4") else 3
+                version = self.call(["version", "--template", "{{.Version}}"], "helm version")
+                digits = version.strip().lstrip("v").split(".")[0]
+                self._major = int(digits) if digits.isdigit() else 3
         return self._major
 
     def rollback_flag(self) -> str:
