@@ -33,7 +33,12 @@ import math
 from ansible_collections.gpuci.runners.plugins.module_utils.canary_lanes import LANE_KEYS, canary_lanes
 from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import label_selectors, ownership_labels
 from ansible_collections.gpuci.runners.plugins.module_utils.release_names import is_dns_label
-from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError, problem, require_mapping
+from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
+    ValidationError,
+    problem,
+    require_mapping,
+    setting_int,
+)
 
 COMPONENT = "gpu-canary"
 # How much longer a Job may run than the play waits for it (seconds).
@@ -89,22 +94,12 @@ def _namespace_problems(settings):
 
 def _timing(settings):
     """The timing variables as integers and ``[]``, or ``{}`` and their problems."""
-    values = dict((name, _integer(settings.get(name))) for name, _least in TIMINGS)
+    values = dict((name, setting_int(settings.get(name))) for name, _least in TIMINGS)
     problems = [problem(name, "must be an integer >= %d" % least, settings.get(name))
                 for name, least in TIMINGS if values[name] is None or values[name] < least]
     if not problems and values[INTERVAL] > values[TIMEOUT]:
         problems.append(problem(INTERVAL, "must not exceed %s (%d)" % (TIMEOUT, values[TIMEOUT]), values[INTERVAL]))
     return ({}, problems) if problems else (values, [])
-
-
-def _integer(value):
-    """``value`` as Ansible's int type takes it (``-e`` gives a string of digits), or None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    text = value.strip() if isinstance(value, str) else ""
-    return int(text) if text.lstrip("-").isdigit() else None
 
 
 def _report_problems(settings):

@@ -52,7 +52,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels imp
 from ansible_collections.gpuci.runners.plugins.module_utils.pending_changes import release_record_selectors
 from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import GITLAB_POOL_DEFAULTS, GITLAB_SECRET_KEYS
 from ansible_collections.gpuci.runners.plugins.module_utils.release_names import GITLAB_RELEASE_PREFIX
-from ansible_collections.gpuci.runners.plugins.module_utils.validation import mapping_list, require_mapping
+from ansible_collections.gpuci.runners.plugins.module_utils.validation import mapping_list, require_mapping, setting_int
 
 CHART = "gitlab-runner"
 # Read back by the role's prune step once a pool has left the inventory.
@@ -177,8 +177,17 @@ def _created_pools(settings):
 
 
 def _with_defaults(pool, settings):
+    """The pool with the role's values of the keys it leaves unset.
+
+    The role's ``concurrent`` comes as an integer (``-e`` gives a string of
+    digits), and only when it is one: a bad one is the role variable's
+    problem, reported once, not each pool's.
+    """
     public = {key: value for key, value in pool.items() if key not in GITLAB_SECRET_KEYS}
     defaults = {key: settings[variable] for key, variable in GITLAB_POOL_DEFAULTS.items()}
+    concurrent = setting_int(defaults.pop("concurrent"))
+    if concurrent is not None and concurrent >= 1:
+        defaults["concurrent"] = concurrent
     return {"state": "present", **defaults, **public}
 
 

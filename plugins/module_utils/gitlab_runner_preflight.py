@@ -44,6 +44,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     problems_of,
     reject_unknown_keys,
     require_mapping,
+    setting_int,
 )
 
 POOLS = "gitlab_runner_pools"
@@ -85,6 +86,7 @@ def pool_problems(settings, config_problems):
     pools = mapping_list(settings, POOLS)
     problems = []
     problems += _role_settings(settings)
+    problems += _role_concurrent(pools, settings)
     problems += _names(pools)
     role_present = settings.get("gitlab_runner_state", "present") == "present"
     has_access_token = bool(settings.get("gitlab_runner_access_token"))
@@ -98,7 +100,6 @@ def pool_problems(settings, config_problems):
             problems += _token(pool, path, has_access_token)
         if present:
             problems += _gitlab_url(pool, path, settings)
-            problems += _role_concurrent(pool, settings)
             problems += _hpa(pool, path, settings)
             problems += _resources(pool, path)
             problems += [config_problems[index]] if index in config_problems else []
@@ -199,12 +200,14 @@ def _gitlab_url(pool, path, settings):
     return []
 
 
-def _role_concurrent(pool, settings):
-    """The role's concurrent, for a pool that takes it (the builder checks a pool's own)."""
-    if pool.get("concurrent") is not None or "gitlab_runner_concurrent" not in settings:
+def _role_concurrent(pools, settings):
+    """The role's concurrent, once, when a present pool takes it (the builder checks a pool's own)."""
+    inheriting = [pool for pool in pools if pool.get("state") in (None, "present") and pool.get("concurrent") is None]
+    value = settings.get("gitlab_runner_concurrent")
+    if not inheriting or "gitlab_runner_concurrent" not in settings:
         return []
-    value = settings["gitlab_runner_concurrent"]
-    if not _is_int(value) or value < 1:
+    number = setting_int(value)
+    if number is None or number < 1:
         return [problem("gitlab_runner_concurrent", "must be an integer >= 1", value)]
     return []
 

@@ -120,6 +120,21 @@ def check_int(value, path, minimum=None):
     return int(value)
 
 
+def setting_int(value):
+    """A role variable's integer as Ansible's ``int`` type takes it, or None.
+
+    ``-e name=7`` hands a role the string ``"7"``; the role's argument spec
+    (type int) accepts it but leaves the variable a string, so a plan reads
+    a string of digits as the integer it names. A bool is no count.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    text = value.strip() if isinstance(value, str) else ""
+    return int(text) if text.lstrip("-").isdigit() else None
+
+
 def optional_int(mapping, key, path, default=None, minimum=None):
     value = mapping.get(key)
     if value is None:

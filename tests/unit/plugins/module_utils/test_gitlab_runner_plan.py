@@ -62,6 +62,18 @@ def test_pools_take_the_role_defaults_and_lose_their_tokens():
     assert "glrt-PLAN-SECRET" not in repr(plan)
 
 
+def test_the_role_concurrent_from_extra_vars_reaches_the_release_as_a_number():
+    """-e gitlab_runner_concurrent=7 hands the role "7"; the chart's concurrent must be 7."""
+    plan = gitlab_runner_plan(settings(L40S, gitlab_runner_concurrent="7"))
+    assert plan["pools"][0]["concurrent"] == 7
+    assert plan["releases"][0]["values"]["concurrent"] == 7
+
+
+def test_a_bad_role_concurrent_is_named_once_not_at_each_pool():
+    plan = gitlab_runner_plan(settings(L40S, CPU | {"concurrent": None}, gitlab_runner_concurrent=0))
+    assert plan == {"problems": ["gitlab_runner_concurrent: must be an integer >= 1 (got 0)"]}
+
+
 def test_one_complete_release_per_present_pool():
     plan = gitlab_runner_plan(settings(L40S, CPU, GONE))
     assert [r["name"] for r in plan["releases"]] == ["gitlab-runner-l40s", "gitlab-runner-cpu"]

@@ -146,9 +146,19 @@ def test_urls_of_absent_pools_are_not_checked():
     assert problems_of(settings(pool(state="absent", gitlab_url="nowhere"))) == []
 
 
-@pytest.mark.parametrize("value", ["4", 0, True])
+@pytest.mark.parametrize("value", ["many", 0, "0", True])
 def test_the_role_concurrent_must_be_a_count(value):
     refused(settings(gitlab_runner_concurrent=value), "gitlab_runner_concurrent", "must be an integer >= 1")
+
+
+def test_the_role_concurrent_given_by_extra_vars_is_its_number():
+    """-e gitlab_runner_concurrent=4 hands the role a string of digits, as Ansible's int type accepts it."""
+    assert problems_of(settings(pool(), gitlab_runner_concurrent="4")) == []
+
+
+def test_a_bad_role_concurrent_is_one_problem_whatever_the_pools_taking_it():
+    problems = problems_of(settings(pool(), pool(name="a10", gpu_class="a10"), gitlab_runner_concurrent=0))
+    assert problems == ["gitlab_runner_concurrent: must be an integer >= 1 (got 0)"]
 
 
 def test_a_pool_concurrent_is_checked_at_the_pool():

@@ -17,6 +17,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     renamed_key,
     rendered_present_entries,
     renamed_key_deprecation,
+    setting_int,
 )
 
 
@@ -109,3 +110,11 @@ def test_problems_of_turns_a_raising_check_into_a_list_of_problems():
     assert problems_of(optional_choice, {"state": "present"}, "state", "pools[name=a]", ("present", "absent")) == []
     assert problems_of(optional_choice, {"state": "gone"}, "state", "pools[name=a]", ("present", "absent")) == [
         "pools[name=a].state: must be one of present, absent (got 'gone')"]
+
+
+@pytest.mark.parametrize("value, number", [
+    (7, 7), ("7", 7), (" 12 ", 12), ("-1", -1), (TaggedStr("3"), 3),  # -e name=7 gives a string of digits
+    (True, None), ("seven", None), ("7.5", None), (None, None), ([7], None),
+])
+def test_a_role_variable_is_an_integer_as_ansibles_int_type_takes_it(value, number):
+    assert setting_int(value) == number
