@@ -46,13 +46,17 @@ import copy
 
 from ansible_collections.gpuci.runners.plugins.module_utils.chart_source import check_chart_source
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_config import deep_merge, pool_configs
-from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_preflight import POOLS, pool_problems
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_preflight import (
+    POOLS,
+    pool_problems,
+    role_concurrent,
+)
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import AVAILABLE, read
 from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import label_selectors, ownership_labels, set_selector
 from ansible_collections.gpuci.runners.plugins.module_utils.pending_changes import release_record_selectors
 from ansible_collections.gpuci.runners.plugins.module_utils.pool_keys import GITLAB_POOL_DEFAULTS, GITLAB_SECRET_KEYS
 from ansible_collections.gpuci.runners.plugins.module_utils.release_names import GITLAB_RELEASE_PREFIX
-from ansible_collections.gpuci.runners.plugins.module_utils.validation import mapping_list, require_mapping, setting_int
+from ansible_collections.gpuci.runners.plugins.module_utils.validation import mapping_list, require_mapping
 
 CHART = "gitlab-runner"
 # Read back by the role's prune step once a pool has left the inventory.
@@ -184,9 +188,9 @@ def _with_defaults(pool, settings):
     problem, reported once, not each pool's.
     """
     public = {key: value for key, value in pool.items() if key not in GITLAB_SECRET_KEYS}
-    defaults = {key: settings[variable] for key, variable in GITLAB_POOL_DEFAULTS.items()}
-    concurrent = setting_int(defaults.pop("concurrent"))
-    if concurrent is not None and concurrent >= 1:
+    defaults = {key: settings[variable] for key, variable in GITLAB_POOL_DEFAULTS.items() if key != "concurrent"}
+    concurrent = role_concurrent(settings)
+    if concurrent is not None:
         defaults["concurrent"] = concurrent
     return {"state": "present", **defaults, **public}
 

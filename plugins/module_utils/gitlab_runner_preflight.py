@@ -200,16 +200,18 @@ def _gitlab_url(pool, path, settings):
     return []
 
 
+def role_concurrent(settings):
+    """``gitlab_runner_concurrent`` as a count of jobs (``-e`` gives a string of digits), or None when it is not one."""
+    number = setting_int(settings.get("gitlab_runner_concurrent"))
+    return number if number is not None and number >= 1 else None
+
+
 def _role_concurrent(pools, settings):
     """The role's concurrent, once, when a present pool takes it (the builder checks a pool's own)."""
-    inheriting = [pool for pool in pools if pool.get("state") in (None, "present") and pool.get("concurrent") is None]
-    value = settings.get("gitlab_runner_concurrent")
-    if not inheriting or "gitlab_runner_concurrent" not in settings:
+    inherited = any(pool.get("state") in (None, "present") and pool.get("concurrent") is None for pool in pools)
+    if not inherited or "gitlab_runner_concurrent" not in settings or role_concurrent(settings) is not None:
         return []
-    number = setting_int(value)
-    if number is None or number < 1:
-        return [problem("gitlab_runner_concurrent", "must be an integer >= 1", value)]
-    return []
+    return [problem("gitlab_runner_concurrent", "must be an integer >= 1", settings["gitlab_runner_concurrent"])]
 
 
 def _hpa(pool, path, settings):
