@@ -29,11 +29,12 @@ def run_plan(plan_dir, *extra):
 
 
 def test_plan_shows_the_local_inventory_without_a_cluster(tmp_path):
-    returncode, output = run_plan(tmp_path)
+    plan_dir = tmp_path / "plans"  # not there yet, as `-e gpuci_plan_dir=plans` on a first run: the playbook makes it
+    returncode, output = run_plan(plan_dir)
     assert returncode == 0, output[-4000:]
     assert "release gitlab-runner/gitlab-runner-l40s: chart gitlab-runner 0.86.0 (gitlab_runner)" in output
     assert "secret arc-runners/testbed-dri-github-config (arc_runners; data not shown)" in output
-    written = (tmp_path / "testbed.yml").read_text()
+    written = (plan_dir / "testbed.yml").read_text()
     plan = yaml.safe_load(written)
     assert [r["name"] for r in plan["releases"]][:2] == ["gpu-operator", "gitlab-runner-l40s"]
     l40s = next(r for r in plan["releases"] if r["name"] == "gitlab-runner-l40s")
