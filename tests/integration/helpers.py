@@ -153,15 +153,19 @@ class Playbooks:
 
     def run(self, playbook: str, *, inventory: Path | str = LOCAL_INVENTORY, extra_vars: dict | None = None,
             check: bool = False, diff: bool = False, verbosity: int = 0, tags: str | None = None,
+            vars_files: tuple[Path, ...] = (), vault_password_file: Path | None = None,
             timeout: float = 1200) -> PlaybookRun:
-        # A GPU machine runs the tests from the unpacked bundle (docs/gpu-mode.md), without the venv.
-        playbook_bin = os.environ.get("GPUCI_ANSIBLE_PLAYBOOK") or str(REPO_ROOT / ".venv" / "bin" / "ansible-playbook")
-        cmd = [playbook_bin, "-i", str(inventory)]
+        """vars_files: more `-e @file`, after extra_vars (Ansible Vault files, say, opened with vault_password_file)."""
+        cmd = [ansible_cli("ansible-playbook"), "-i", str(inventory)]
         path = Path(playbook)
         cmd.append(str(path if path.is_absolute() else REPO_ROOT / "playbooks" / playbook))
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
             json.dump(extra_vars or {}, handle)
         cmd += ["-e", f"@{handle.name}"]
+        for vars_file in vars_files:
+            cmd += ["-e", f"@{vars_file}"]
+        if vault_password_file:
+            cmd += ["--vault-password-file", str(vault_password_file)]
         if check:
             cmd.append("--check")
         if diff:
@@ -179,6 +183,13 @@ class Playbooks:
         finally:
             os.unlink(handle.name)
         return PlaybookRun(proc.returncode, proc.stdout + proc.stderr)
+
+
+def ansible_cli(name: str) -> str:
+    """An Ansible command (ansible-playbook, ansible-vault) of the venv, or beside GPUCI_ANSIBLE_PLAYBOOK: a GPU
+    machine runs the tests from the unpacked bundle (docs/gpu-mode.md), without the venv."""
+    playbook = os.environ.get("GPUCI_ANSIBLE_PLAYBOOK") or str(REPO_ROOT / ".venv" / "bin" / "ansible-playbook")
+    return str(Path(playbook).with_name(name))
 
 
 def playbook_for_testbed(path: Path, tasks: list[dict]) -> str:

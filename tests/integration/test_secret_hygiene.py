@@ -8,16 +8,25 @@ roles made for them: never in the ansible output, a ConfigMap, a Helm
 release record (values and manifest, decoded), any other Secret, or the
 canary's proof report. The roles' own tests check their role alone; this
 one runs them together, as site.yml does.
+
+The credentials are kept in Ansible Vault, as getting-started.md tells
+users to keep them, and opened with --vault-password-file: the GitLab
+tokens in an encrypted vars file that the pools reference by template, the
+GitHub credentials as inline `!vault` values of the scale sets themselves
+(encrypted strings that reach the roles' plans untemplated). That they are
+found in their Secrets shows each was decrypted on its way there.
 """
 from __future__ import annotations
 
+import subprocess
 import uuid
 from pathlib import Path
 
 import pytest
+import yaml
 
 from gitlab_runner_support import configmap_texts, secret_texts
-from helpers import PlaybookRun, helm_releases
+from helpers import PlaybookRun, ansible_cli, helm_releases
 
 PREFIX = "rh"
 MARK = uuid.uuid4().hex[:12]
@@ -35,23 +44,33 @@ EXTRA_VARS = {
     "gitlab_runner_namespace": NAMESPACES["gitlab"],
     "gitlab_runner_fleet": PREFIX,
     "gitlab_runner_pools": [
-        {"name": f"{PREFIX}-l40s", "gpu_class": "l40s", "gpus": 1, "token": GITLAB_TOKENS["cuda"]},
-        {"name": f"{PREFIX}-cpu", "token": GITLAB_TOKENS["cpu"]},
+        {"name": f"{PREFIX}-l40s", "gpu_class": "l40s", "gpus": 1, "token": "{{ hygiene_gitlab_tokens.cuda }}"},
+        {"name": f"{PREFIX}-cpu", "token": "{{ hygiene_gitlab_tokens.cpu }}"},
     ],
     "arc_runners_controller_namespace": NAMESPACES["arc_controller"],
     "arc_runners_controller_release_name": f"{PREFIX}-arc",
     "arc_runners_scale_set_namespace": NAMESPACES["arc"],
-    "arc_runners_scale_sets": [
-        {"name": f"{PREFIX}-a10", "github_config_url": "https://github.com/example-org",
-         "github_token": GITHUB_TOKEN, "gpu_class": "a10", "max_runners": 1},
-        {"name": f"{PREFIX}-dri-app", "github_config_url": "https://github.com/example-org",
-         "github_app_id": 123456, "github_app_installation_id": 654321, "github_app_private_key": PRIVATE_KEY,
-         "gpu_class": "dri", "gpu_access": "dri", "max_runners": 1},
-    ],
     "gpu_canary_namespace": NAMESPACES["canary"],
     "gpu_canary_job_timeout": 30,
     "gpu_canary_fail_on_failed_lane": False,
 }
+# arc_runners_scale_sets, in a vars file of its own: its credentials are inline !vault values.
+SCALE_SETS = f"""\
+arc_runners_scale_sets:
+  - name: {PREFIX}-a10
+    github_config_url: https://github.com/example-org
+    github_token: {{github_token}}
+    gpu_class: a10
+    max_runners: 1
+  - name: {PREFIX}-dri-app
+    github_config_url: https://github.com/example-org
+    github_app_id: 123456
+    github_app_installation_id: 654321
+    github_app_private_key: {{private_key}}
+    gpu_class: dri
+    gpu_access: dri
+    max_runners: 1
+"""
 # The Secrets that must hold each marker: (namespace, name).
 EXPECTED_HOLDERS = {
     GITLAB_TOKENS["cuda"]: {(NAMESPACES["gitlab"], f"gitlab-runner-{PREFIX}-l40s-token")},
@@ -63,18 +82,47 @@ PLAYBOOKS = ("gitlab_runner.yml", "arc_runners.yml")
 CANARY = "canary.yml"
 
 
+def _vault(*args: str, plaintext: str | None = None) -> str:
+    return subprocess.run([ansible_cli("ansible-vault"), *args], input=plaintext, capture_output=True, text=True,
+                          check=True).stdout
+
+
+def _inline_vault(value: str, password: Path, indent: int = 6) -> str:
+    """`value` as ansible-vault encrypt_string writes it, a block indented for a key of a list item."""
+    envelope = _vault("encrypt_string", "--vault-password-file", str(password), plaintext=value).splitlines()
+    assert envelope[0].strip() == "!vault |", envelope[0]
+    return "!vault |\n" + "\n".join(" " * indent + line.strip() for line in envelope[1:] if line.strip())
+
+
 @pytest.fixture(scope="module")
-def converged(testbed, playbooks, tmp_path_factory) -> dict[str, PlaybookRun]:
+def vault(tmp_path_factory) -> dict:
+    """The credentials in Ansible Vault, and the arguments that open them: vars_files and vault_password_file."""
+    folder = tmp_path_factory.mktemp("vault")
+    password = folder / "vault-password"
+    password.write_text(uuid.uuid4().hex)
+    tokens = folder / "gitlab_tokens.yml"
+    tokens.write_text(yaml.safe_dump({"hygiene_gitlab_tokens": GITLAB_TOKENS}))
+    _vault("encrypt", "--vault-password-file", str(password), str(tokens))
+    scale_sets = folder / "scale_sets.yml"
+    scale_sets.write_text(SCALE_SETS.format(github_token=_inline_vault(GITHUB_TOKEN, password),
+                                            private_key=_inline_vault(PRIVATE_KEY, password)))
+    written = tokens.read_text() + scale_sets.read_text()
+    assert written.startswith("$ANSIBLE_VAULT") and not [m for m in MARKERS if m in written], "not encrypted"
+    return {"vars_files": (tokens, scale_sets), "vault_password_file": password}
+
+
+@pytest.fixture(scope="module")
+def converged(testbed, playbooks, vault, tmp_path_factory) -> dict[str, PlaybookRun]:
     """Both runner roles and the canary run at -vvv, removed again at the end."""
     report_dir = tmp_path_factory.mktemp("canary_report")
-    runs = {name: playbooks.run(name, extra_vars=EXTRA_VARS, verbosity=3) for name in PLAYBOOKS}
+    runs = {name: playbooks.run(name, extra_vars=EXTRA_VARS, verbosity=3, **vault) for name in PLAYBOOKS}
     # The testbed runs no containers, so lanes may fail; only the report's contents matter here.
-    runs[CANARY] = playbooks.run(CANARY, verbosity=3,
+    runs[CANARY] = playbooks.run(CANARY, verbosity=3, **vault,
                                  extra_vars={**EXTRA_VARS, "gpu_canary_report_dir": str(report_dir)})
     yield {"runs": runs, "report_dir": report_dir}
-    playbooks.run(CANARY, extra_vars={**EXTRA_VARS, "gpu_canary_state": "absent"})
-    playbooks.run("arc_runners.yml", extra_vars={**EXTRA_VARS, "arc_runners_state": "absent"})
-    playbooks.run("gitlab_runner.yml", extra_vars={**EXTRA_VARS, "gitlab_runner_state": "absent"})
+    playbooks.run(CANARY, extra_vars={**EXTRA_VARS, "gpu_canary_state": "absent"}, **vault)
+    playbooks.run("arc_runners.yml", extra_vars={**EXTRA_VARS, "arc_runners_state": "absent"}, **vault)
+    playbooks.run("gitlab_runner.yml", extra_vars={**EXTRA_VARS, "gitlab_runner_state": "absent"}, **vault)
 
 
 def test_the_converge_succeeded(converged):
