@@ -138,7 +138,7 @@ notes:
   - Member of the collection's C(kubernetes) action group, so the playbooks'
     C(module_defaults) give it the cluster's kubeconfig and context.
 requirements:
-  - helm 3.8 or later, or helm 4, on the controller (the collection's tests run helm 3.19.5 and helm 4.3.1)
+  - helm 3.8 or later, or helm 4, on the controller (the collection's tests run helm 3.22.0 and helm 4.3.1; the execution environment ships helm 4)
 """
 
 EXAMPLES = r"""

@@ -52,7 +52,7 @@ def test_containerfile_installs_requirements_collection_and_tools(context):
     # Mirrors can stand in for get.helm.sh and dl.k8s.io (air-gapped builds, tests/docker).
     assert "ARG HELM_BASE_URL=https://get.helm.sh" in final_stage
     assert "ARG KUBECTL_BASE_URL=https://dl.k8s.io/release" in final_stage
-    assert f"ARG HELM_VERSION={PINS['HELM_VERSION']}" in text, "helm in the EE should match the testbed's pin"
+    assert f"ARG HELM_VERSION={PINS['HELM4_VERSION']}" in text, "the EE should ship the testbed's helm 4 pin"
     assert f"ARG KUBECTL_VERSION={PINS['KUBERNETES_VERSION']}" in text, "kubectl should match the testbed's Kubernetes"
     assert "install-tools.sh" in text
 

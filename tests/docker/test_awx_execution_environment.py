@@ -73,7 +73,7 @@ def test_the_ee_holds_the_collection_and_the_pinned_tools(ee_image):
     collections = _in_image(ee_image, "ansible-galaxy", "collection", "list", "--format", "json")
     found = {name for path in json.loads(collections).values() for name in path}
     assert {"kubernetes.core", "community.general", "awx.awx"} <= found, found
-    assert pinned("HELM_VERSION") in _in_image(ee_image, "helm", "version", "--short")
+    assert pinned("HELM4_VERSION") in _in_image(ee_image, "helm", "version", "--short")
     assert pinned("KUBERNETES_VERSION") in _in_image(ee_image, "kubectl", "version", "--client")
 
 

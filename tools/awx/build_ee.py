@@ -8,9 +8,10 @@ arguments, because these machines reach no registry and no download site:
   instead of the public CentOS Stream 9 default, and with it
   PKGMGR=/usr/bin/apt-get (ansible-builder's default is dnf);
 - HELM_BASE_URL / KUBECTL_BASE_URL: a mirror on 127.0.0.1, laid out like
-  get.helm.sh and dl.k8s.io, serving the helm and kubectl the testbed built
-  at the same pinned versions, with their sha256 files, so install-tools.sh
-  runs its downloads and checksum checks for real;
+  get.helm.sh and dl.k8s.io, serving the helm 4 and kubectl the testbed
+  builds at the same pinned versions (HELM4_VERSION, KUBERNETES_VERSION),
+  with their sha256 files, so install-tools.sh runs its downloads and
+  checksum checks for real;
 - `--network=host`: the private engine makes no bridge (tools/docker/dockerd.py).
 
 The image tag carries a hash of the build context (definition, requirements,
@@ -89,17 +90,24 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _helm_4() -> Path:
+    """The EE's helm 4, built by the testbed's build.sh as its helm is (cached after about 90 s cold)."""
+    helm_4 = {**os.environ, "GPUCI_HELM": "4"}
+    _run("bash", str(REPO / "tools" / "testbed" / "build.sh"), "helm", env=helm_4)
+    return Layout.from_environment().binaries(("helm",), env=helm_4)["helm"]
+
+
 def lay_out_mirror(root: Path, arch: str = "amd64") -> None:
-    """helm and kubectl where install-tools.sh looks for them on get.helm.sh and dl.k8s.io."""
-    helm_version, kubectl_version = pinned("HELM_VERSION"), pinned("KUBERNETES_VERSION")
-    built = Layout.from_environment().binaries(("helm", "kubectl"))
+    """helm 4 and kubectl where install-tools.sh looks for them on get.helm.sh and dl.k8s.io."""
+    helm_version, kubectl_version = pinned("HELM4_VERSION"), pinned("KUBERNETES_VERSION")
+    kubectl_built = Layout.from_environment().binaries(("kubectl",))["kubectl"]
     helm_tar = root / f"helm-{helm_version}-linux-{arch}.tar.gz"
     with tarfile.open(helm_tar, "w:gz") as tar:
-        tar.add(built["helm"], arcname=f"linux-{arch}/helm")
+        tar.add(_helm_4(), arcname=f"linux-{arch}/helm")
     helm_tar.with_name(helm_tar.name + ".sha256sum").write_text(f"{_sha256(helm_tar)}  {helm_tar.name}\n")
     kubectl = root / kubectl_version / "bin" / "linux" / arch / "kubectl"
     kubectl.parent.mkdir(parents=True)
-    shutil.copy2(built["kubectl"], kubectl)
+    shutil.copy2(kubectl_built, kubectl)
     kubectl.with_name("kubectl.sha256").write_text(_sha256(kubectl))
 
 

@@ -3,7 +3,7 @@
 # the sha256 its project publishes next to it. Downloads from the projects'
 # own sites unless a mirror with the same layout is given.
 set -euo pipefail
-helm_version=${1:?helm version, e.g. v3.19.5}
+helm_version=${1:?helm version, e.g. v4.3.1}
 kubectl_version=${2:?kubectl version, e.g. v1.34.4}
 helm_base_url=${3:-https://get.helm.sh}
 kubectl_base_url=${4:-https://dl.k8s.io/release}

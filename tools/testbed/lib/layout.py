@@ -104,10 +104,13 @@ class Layout(ProcessFolders):
     def kubelet_port(self) -> int:
         return self.apiserver_port - 200  # 16243 by default, off kubelet's 10250
 
-    def binaries(self, names=BINARIES) -> dict[str, Path]:
-        """Find binaries in the build cache; fail naming the build command if one is missing."""
+    def binaries(self, names=BINARIES, env=None) -> dict[str, Path]:
+        """Find binaries in the build cache; fail naming the build command if one is missing.
+
+        env: build.sh's environment (GPUCI_HELM=4 finds helm 4), this process's by default.
+        """
         printed = subprocess.run(["bash", str(TOOLS_DIR / "build.sh"), "--print-paths"],
-                                 check=True, capture_output=True, text=True).stdout.strip()
+                                 check=True, capture_output=True, text=True, env=env).stdout.strip()
         folders = [Path(p) for p in printed.split(":") if p]
         found: dict[str, Path] = {}
         for name in names:
