@@ -11,6 +11,8 @@ imports the Kubernetes client.
 
 from __future__ import annotations
 
+import threading
+
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import duplicate_keys, read_all, unreachable_message
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
@@ -27,6 +29,27 @@ class _Reader:
 
     def warn(self, warning):
         self.warnings.append(warning)
+
+
+class LookupsInTurn(K8sService):
+    """K8sService whose API lookups (``find_resource``) take turns; its reads still run side by side.
+
+    The client's discovery cache is not safe across threads. A lookup loads a
+    group's API on its first use, and one that misses rebuilds the whole
+    cache, and with it every group's API, while other threads read it. Once a
+    kind the API server did not serve had been looked up (the ARC kinds on a
+    cluster without the controller yet, the first converge), the reads'
+    threads loaded the groups again side by side, and about one first
+    converge in ten on the testbed failed with KeyError 'resources'.
+    """
+
+    def __init__(self, client, module):
+        super().__init__(client, module)
+        self._lookups = threading.Lock()
+
+    def find_resource(self, kind, api_version, fail=False):
+        with self._lookups:
+            return super().find_resource(kind, api_version, fail)
 
 
 def answer_reads(params):
@@ -48,12 +71,12 @@ def answer_reads(params):
     except Exception as error:  # pylint: disable=broad-exception-caught
         return {"failed": True, "msg": unreachable_message(params["kubeconfig"], params["context"], error)}
     reader = _Reader()
-    service = K8sService(client, reader)
+    service = LookupsInTurn(client, reader)
     try:
-        # The API of each kind is looked up here, one after another: the
-        # client's discovery cache is then only read by the reads' threads.
-        # A kind the API server does not serve is looked up again by each
-        # of its reads, which resets that cache: those reads go alone.
+        # The API of each kind is looked up here, one after another. A kind
+        # the API server does not serve is looked up again by each of its
+        # reads, which resets the client's discovery cache: those reads go
+        # alone, and the lookups of the others take turns (LookupsInTurn).
         kinds = sorted(set((read["kind"], read["api_version"]) for read in params["reads"]))
         served = set(pair for pair in kinds if service.find_resource(*pair))
         answers = read_all(service.find, params["reads"],

@@ -17,7 +17,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import (
     read_all,
     unreachable_message,
 )
-from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads_client import answer_reads
+from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads_client import LookupsInTurn, answer_reads
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import K8sService
 
 from test_pending_changes import RELEASE, storage_secret
@@ -210,3 +210,43 @@ def test_reads_at_once_leaves_out_go_alone_first_the_rest_together():
     assert alone_beside == [0]
     assert list(answers["reads"]) == ["nodes", "policy", "secrets"]
     assert answers["reads"]["policy"]["api_found"] is False
+
+
+class OverlapDetectingClient:
+    """A client whose API lookup fails as the real discovery cache does when another thread is inside it."""
+
+    def __init__(self):
+        self.inside, self.most_inside, self.lock = 0, 0, threading.Lock()
+
+    def resource(self, kind, api_version):
+        with self.lock:
+            self.inside += 1
+            self.most_inside = max(self.most_inside, self.inside)
+            overlapped = self.inside > 1
+        time.sleep(0.01)
+        with self.lock:
+            self.inside -= 1
+        if overlapped:
+            raise KeyError("resources")
+        return (kind, api_version)
+
+
+def test_lookups_take_turns_while_reads_run_side_by_side():
+    """Eight reads' threads looking up APIs at once: each lookup alone, none fails with the cache's KeyError."""
+    client = OverlapDetectingClient()
+    service = LookupsInTurn(client, module=None)
+    reads = filled([{"key": "r%d" % index, "kind": "Secret"} for index in range(CONCURRENT_READS)])
+    answers = read_all(lambda kind, api_version, **options: {"resource": service.find_resource(kind, api_version)},
+                       reads)
+    assert client.most_inside == 1
+    assert [answer["resource"] for answer in answers["reads"].values()] == [("Secret", "v1")] * CONCURRENT_READS
+
+
+def test_the_overlap_detector_catches_lookups_that_do_not_take_turns():
+    """The same reads through kubernetes.core's own K8sService: the detector sees the overlap, so the test above can fail."""
+    client = OverlapDetectingClient()
+    service = K8sService(client, module=None)
+    reads = filled([{"key": "r%d" % index, "kind": "Secret"} for index in range(CONCURRENT_READS)])
+    with pytest.raises(KeyError, match="resources"):
+        read_all(lambda kind, api_version, **options: {"resource": service.find_resource(kind, api_version)}, reads)
+    assert client.most_inside > 1
