@@ -129,7 +129,9 @@ def playbook(name: str, extra_vars: dict | None = None, profile: bool = False,
     """
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(extra_vars or {}, handle)
-    argv = [str(ROOT / ".venv/bin/ansible-playbook"), "-i", str(inventory), str(ROOT / "playbooks" / name),
+    # A GPU machine runs it from the unpacked bundle (docs/gpu-mode.md), without the venv, as the tests do.
+    ansible_playbook = os.environ.get("GPUCI_ANSIBLE_PLAYBOOK") or str(ROOT / ".venv/bin/ansible-playbook")
+    argv = [ansible_playbook, "-i", str(inventory), str(ROOT / "playbooks" / name),
             "-e", f"@{handle.name}"] + (["--limit", limit] if limit else [])
     if name == "site.yml":
         wait_for_sole_gpu_operator()
@@ -292,7 +294,9 @@ def commit() -> str:
 
 def run(pool_counts: tuple[int, ...]) -> dict:
     result: dict = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "machine": machine(),
-                    "load": " ".join(Path("/proc/loadavg").read_text().split()[:3]), "commit": commit()}
+                    "load": " ".join(Path("/proc/loadavg").read_text().split()[:3]), "commit": commit(),
+                    # helm 3 and helm 4 differ in speed (docs/reliability.md): say which one ran.
+                    "helm": sh("helm", "version", "--short").strip()}
     teardown()  # leftovers of an interrupted run
     rounds = []
     with tempfile.TemporaryDirectory() as folder:
@@ -362,7 +366,8 @@ def table(result: dict) -> str:
     machine_ = result["machine"]
     rows = [
         f"gpuci.runners converge benchmark, {result['date']}, {machine_['host']} "
-        f"({machine_['cpu']}, {machine_['cpus']} CPUs, {machine_['memory_gib']} GiB, load {result['load']})",
+        f"({machine_['cpu']}, {machine_['cpus']} CPUs, {machine_['memory_gib']} GiB, load {result['load']}), "
+        f"helm {result.get('helm', 'not recorded')}",
         "",
         f"(a) and (b): medians of {len(ref.get('converge_runs_s', [0]))} rounds, each bare helm, converge, no-op",
         "",

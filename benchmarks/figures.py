@@ -75,7 +75,8 @@ def markdown(result: dict, source: str) -> str:
         BEGIN,
         f"Last `make bench`: {result['date']} on `{machine['host']}` ({machine['cpu']}, {machine['cpus']} CPUs, "
         f"{machine['memory_gib']} GiB), load {result['load']} at the start, commit "
-        f"`{result.get('commit', 'not recorded')}`; raw figures in `{source}`. (a) and (b) are the medians of "
+        f"`{result.get('commit', 'not recorded')}`, helm `{result.get('helm', 'not recorded')}`; raw figures in "
+        f"`{source}`. (a) and (b) are the medians of "
         f"{rounds} rounds (bare helm, converge, no-op, each from the same clean state).",
         "",
         "| measure | seconds | ratio | target | verdict |",

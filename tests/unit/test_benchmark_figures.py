@@ -73,11 +73,13 @@ def test_the_floor_without_the_testbeds_is_shown_when_the_run_measured_it():
     assert "(18.6; one cluster 6.1) / 2 CPUs | 9.3 | 1.22 x one |" in row
 
 
-def test_the_header_names_machine_load_commit_rounds_and_source():
+def test_the_header_names_machine_load_commit_helm_rounds_and_source():
     result = recorded_result()
     result["commit"] = "abc1234 with uncommitted changes"
+    result["helm"] = "v3.22.0+g1a2b3c4"
     header = figures.markdown(result, RUN_R).splitlines()[1]
     for expected in ("on `vm` (AMD EPYC, 2 CPUs, 23.5 GiB)", "load 0.46", "commit `abc1234 with uncommitted changes`",
+                     "helm `v3.22.0+g1a2b3c4`",
                      f"raw figures in `{RUN_R}`", "medians of 3 rounds"):
         assert expected in header
 

@@ -40,8 +40,9 @@ TESTBED = REPO / "tools" / "testbed"
 MIB = 1024 * 1024
 PART_NAME = "bundle.tar.xz.part-{:02d}"
 MANIFEST = "manifest.json"
-# The collections the playbooks use; the `ansible` package's others stay behind.
-COLLECTIONS = ("kubernetes/core", "community/general")
+# The collections the playbooks use (ansible.posix: the bench's profile_tasks
+# callback); the `ansible` package's others stay behind.
+COLLECTIONS = ("kubernetes/core", "community/general", "ansible/posix")
 # What the controller needs beyond the GPU machine's own Python 3.12 (whose
 # image has requests, PyYAML, Jinja2, aiohttp, packaging and more): ansible-core,
 # the Kubernetes client, the TOML writer. pip resolves their dependencies; the
