@@ -34,13 +34,12 @@ class _Reader:
 class LookupsInTurn(K8sService):
     """K8sService whose API lookups (``find_resource``) take turns; its reads still run side by side.
 
-    The client's discovery cache is not safe across threads. A lookup loads a
-    group's API on its first use, and one that misses rebuilds the whole
-    cache, and with it every group's API, while other threads read it. Once a
-    kind the API server did not serve had been looked up (the ARC kinds on a
-    cluster without the controller yet, the first converge), the reads'
-    threads loaded the groups again side by side, and about one first
-    converge in ten on the testbed failed with KeyError 'resources'.
+    The client's discovery cache is not safe across threads: a lookup loads
+    a group's API on its first use, and one that misses rebuilds the whole
+    cache while other threads read it. Before the lookups took turns, 2 of 16
+    first converges on a fresh testbed (site.yml, the secret hygiene test)
+    failed with KeyError 'resources', raised from that cache; which lookup
+    missed was not caught.
     """
 
     def __init__(self, client, module):
