@@ -231,13 +231,16 @@ class OverlapDetectingClient:
         return (kind, api_version)
 
 
+def _lookups_at_once(service):
+    """Eight reads' threads, each looking up the API of its kind through ``service``."""
+    reads = filled([{"key": "r%d" % index, "kind": "Secret"} for index in range(CONCURRENT_READS)])
+    return read_all(lambda kind, api_version, **options: {"resource": service.find_resource(kind, api_version)}, reads)
+
+
 def test_lookups_take_turns_while_reads_run_side_by_side():
     """Eight reads' threads looking up APIs at once: each lookup alone, none fails with the cache's KeyError."""
     client = OverlapDetectingClient()
-    service = LookupsInTurn(client, module=None)
-    reads = filled([{"key": "r%d" % index, "kind": "Secret"} for index in range(CONCURRENT_READS)])
-    answers = read_all(lambda kind, api_version, **options: {"resource": service.find_resource(kind, api_version)},
-                       reads)
+    answers = _lookups_at_once(LookupsInTurn(client, module=None))
     assert client.most_inside == 1
     assert [answer["resource"] for answer in answers["reads"].values()] == [("Secret", "v1")] * CONCURRENT_READS
 
@@ -245,8 +248,6 @@ def test_lookups_take_turns_while_reads_run_side_by_side():
 def test_the_overlap_detector_catches_lookups_that_do_not_take_turns():
     """The same reads through kubernetes.core's own K8sService: the detector sees the overlap, so the test above can fail."""
     client = OverlapDetectingClient()
-    service = K8sService(client, module=None)
-    reads = filled([{"key": "r%d" % index, "kind": "Secret"} for index in range(CONCURRENT_READS)])
     with pytest.raises(KeyError, match="resources"):
-        read_all(lambda kind, api_version, **options: {"resource": service.find_resource(kind, api_version)}, reads)
+        _lookups_at_once(K8sService(client, module=None))
     assert client.most_inside > 1
