@@ -75,29 +75,24 @@ def unreachable_message(kubeconfig, context, error):
         context or "(the kubeconfig's current)", error)
 
 
-def read_all(find, reads, at_once=lambda read: True):
-    """Answer each read with ``find`` (K8sService.find); those ``at_once`` picks together (CONCURRENT_READS).
+def read_all(find, reads):
+    """Answer each read with ``find`` (K8sService.find), up to CONCURRENT_READS at once.
 
     Returns ``{"reads": {key: answer}, "groups": {group: {key: answer}}}``,
     each answer k8s_info's result, in the reads' order; a read with a
     ``group`` is answered under it. Each read comes as the module's argument
-    spec fills it in (its defaults are k8s_info's). The reads ``at_once``
-    does not pick are answered first, one after another: the client looks
-    up the API of a kind the API server does not serve again on each read,
-    and resets its discovery cache, which the other threads read. ``find``
-    raises on an API error, as k8s_info fails: the first read in order that
-    failed raises here, after every read has ended; the other answers are of
-    no use to a caller that must then stop. A read with ``helm_releases`` is
-    answered with the releases Helm's storage Secrets hold, not the Secrets
+    spec fills it in (its defaults are k8s_info's). ``find`` raises on an API
+    error, as k8s_info fails: the first read in order that failed raises
+    here, after every read has ended; the other answers are of no use to a
+    caller that must then stop. A read with ``helm_releases`` is answered
+    with the releases Helm's storage Secrets hold, not the Secrets
     (module_utils/helm_storage.py).
     """
-    outcomes = dict((id(read), _outcome(find, read)) for read in reads if not at_once(read))
     with ThreadPoolExecutor(max_workers=CONCURRENT_READS) as pool:
-        pending = dict((id(read), pool.submit(_outcome, find, read)) for read in reads if at_once(read))
-    outcomes.update((key, future.result()) for key, future in pending.items())
+        pending = [pool.submit(_outcome, find, read) for read in reads]
     answers = {"reads": {}, "groups": {}}
-    for read in reads:
-        answer, error = outcomes[id(read)]
+    for read, future in zip(reads, pending):
+        answer, error = future.result()
         if error is not None:
             raise error
         where = answers["groups"].setdefault(read["group"], {}) if read.get("group") else answers["reads"]

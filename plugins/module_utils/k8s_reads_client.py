@@ -35,11 +35,13 @@ class LookupsInTurn(K8sService):
     """K8sService whose API lookups (``find_resource``) take turns; its reads still run side by side.
 
     The client's discovery cache is not safe across threads: a lookup loads
-    a group's API on its first use, and one that misses rebuilds the whole
-    cache while other threads read it. Before the lookups took turns, 2 of 16
-    first converges on a fresh testbed (site.yml, the secret hygiene test)
-    failed with KeyError 'resources', raised from that cache; which lookup
-    missed was not caught.
+    a group's API on its first use, and one that misses (a kind the API
+    server does not serve) rebuilds the whole cache while other threads
+    read it. Before the lookups took turns, 2 of 16 first converges on a
+    fresh testbed (site.yml, the secret hygiene test) failed with KeyError
+    'resources', raised from that cache; which lookup missed was not caught.
+    Nothing else of a read touches the cache: the GETs and the waits use the
+    resource their lookup returned.
     """
 
     def __init__(self, client, module):
@@ -72,14 +74,7 @@ def answer_reads(params):
     reader = _Reader()
     service = LookupsInTurn(client, reader)
     try:
-        # The API of each kind is looked up here, one after another. A kind
-        # the API server does not serve is looked up again by each of its
-        # reads, which resets the client's discovery cache: those reads go
-        # alone, and the lookups of the others take turns (LookupsInTurn).
-        kinds = sorted(set((read["kind"], read["api_version"]) for read in params["reads"]))
-        served = set(pair for pair in kinds if service.find_resource(*pair))
-        answers = read_all(service.find, params["reads"],
-                           at_once=lambda read: (read["kind"], read["api_version"]) in served)
+        answers = read_all(service.find, params["reads"])
     except CoreException as error:
         return {"failed": True, "msg": str(error)}
     result = dict(changed=False, **answers)

@@ -23,11 +23,10 @@ description:
     again (about 0.55 s per task on a 2-core controller, measured by
     C(make bench)). A role that decides from four kinds pays that four times
     on every run, a no-op rerun included.
-  - The reads are in flight together, up to eight at once, after the API of
-    each kind has been looked up one kind after another. The client's
-    discovery cache is not safe across threads, so the lookups inside the
-    reads take turns, and reads of a kind the API server does not serve go
-    alone, first, since each lookup of such a kind resets that cache. Against a remote API server
+  - The reads are in flight together, up to eight at once. The client's
+    discovery cache is not safe across threads (a lookup of a kind the API
+    server does not serve rebuilds it), so the API lookups inside the reads
+    take turns; the requests and waits do not. Against a remote API server
     a run then costs a few round trips rather than one per read, and reads
     that wait (I(wait)) wait side by side. If reads fail, the task fails with
     the error of the first of them in the reads' order.

@@ -184,34 +184,6 @@ def test_answer_reads_names_the_kubeconfig_of_an_unreachable_api_server(tmp_path
     assert "not-a-real-token" not in result["msg"]
 
 
-def test_reads_at_once_leaves_out_go_alone_first_the_rest_together():
-    """A kind the API server does not serve resets the client's discovery cache on each lookup: never beside others."""
-    in_flight, lock, alone_beside = [0], threading.Lock(), []
-    together = threading.Barrier(2, timeout=5)
-
-    def find(kind, api_version, **options):
-        with lock:
-            in_flight[0] += 1
-            beside = in_flight[0] - 1
-        try:
-            if kind == "ClusterPolicy":
-                alone_beside.append(beside)
-            else:
-                together.wait()
-            return {"api_found": kind != "ClusterPolicy", "resources": []}
-        finally:
-            with lock:
-                in_flight[0] -= 1
-
-    answers = read_all(find, filled([{"key": "nodes", "kind": "Node"},
-                                     {"key": "policy", "kind": "ClusterPolicy", "api_version": "nvidia.com/v1"},
-                                     {"key": "secrets", "kind": "Secret"}]),
-                       at_once=lambda read: read["kind"] != "ClusterPolicy")
-    assert alone_beside == [0]
-    assert list(answers["reads"]) == ["nodes", "policy", "secrets"]
-    assert answers["reads"]["policy"]["api_found"] is False
-
-
 class OverlapDetectingClient:
     """A client whose API lookup fails as the real discovery cache does when another thread is inside it."""
 
