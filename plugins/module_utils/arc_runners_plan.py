@@ -28,6 +28,7 @@ takes them, scale sets without their credentials) it returns:
   ``namespace_selectors``: the same as ``k8s_info`` takes them;
 - ``scale_set_label``: the label that ties a Secret or ConfigMap to its scale set;
 - ``scale_set_name_label``: the label ARC puts on a scale set's own objects;
+- ``crds``: the controller chart's CRDs, which ``arc_runners_remove_crds`` deletes;
 - ``by_scale_set``: per present scale set, what pruning and verification
   compare with: its ``namespace``, its credentials Secret's name (``secret``, ``owns_secret``),
   its hook ConfigMap's name (``hook_configmap``, or None) and pod ``template``;
@@ -84,6 +85,8 @@ GROUP = "arc_runners"
 NOTHING_DECLARED = ("arc_runners_scale_sets is empty and arc_runners_controller_enabled is unset: nothing of ARC to "
                     "install (set arc_runners_controller_enabled true for the controller alone).")
 RUNNER_SET_API = "actions.github.com/v1alpha1"
+CRDS = ("autoscalingrunnersets.actions.github.com", "autoscalinglisteners.actions.github.com",
+        "ephemeralrunnersets.actions.github.com", "ephemeralrunners.actions.github.com")
 # The controller chart names its service account like its Deployment.
 CONTROLLER_SUFFIX = "gha-rs-controller"
 DEFAULT_WORK_VOLUME_ACCESS_MODES = ["ReadWriteOnce"]
@@ -180,6 +183,7 @@ def arc_runners_plan(settings, gpu_classes=None):
         "namespace_selectors": label_selectors(NAMESPACE_LABELS),
         "scale_set_label": SCALE_SET_LABEL,
         "scale_set_name_label": SCALE_SET_NAME_LABEL,
+        "crds": list(CRDS),
         "release_record_selectors": record_selectors,
         "by_scale_set": by_scale_set,
         "chart_paths": charts,

@@ -38,11 +38,9 @@ def fleet_plan(parts):
         + [_release("arc_runners", release) for release in arc.get("releases", [])]
     secrets = [{"role": "gitlab_runner", "namespace": s["namespace"], "name": s["name"]} for s in gitlab.get("secrets", [])] \
         + [{"role": "arc_runners", "namespace": s["namespace"], "name": s["name"]} for s in arc.get("secrets", [])]
-    objects = [_object("gitlab_runner", obj) for obj in gitlab.get("access", [])] \
+    objects = [_object("gpu_operator", obj) for obj in operator.get("objects", []) + operator.get("create_only", [])] \
+        + [_object("gitlab_runner", obj) for obj in gitlab.get("access", [])] \
         + [_object("arc_runners", obj) for obj in arc.get("configmaps", [])]
-    if operator.get("time_slicing", {}).get("enabled"):
-        objects.append({"role": "gpu_operator", "kind": "ConfigMap", "namespace": operator["release"]["namespace"],
-                        "name": operator["time_slicing"]["configmap"]})
     namespaces = list(dict.fromkeys([release["namespace"] for release in releases]
                                     + gitlab.get("namespaces", []) + arc.get("namespaces", [])))
     lanes = [{"name": lane["name"], "request": lane["request_text"], "gpu_class": lane["gpu_class"],

@@ -19,7 +19,13 @@ From the role's variables (under their own names) it returns:
   the ones the pools land on);
 - ``node_labels``: the device plugin's config label and the marker that says
   the role set it;
-- ``deployment``, ``cluster_policy``: the chart's fixed names;
+- ``objects``: what the role applies beside the release, complete (the
+  time-slicing ConfigMap when time-slicing is on); ``create_only``: what it
+  creates when missing and never changes (the RuntimeClass, which the
+  operator takes over once it runs);
+- ``deployment``, ``cluster_policy``: the chart's fixed names; ``crds``: the
+  chart's CRDs (node-feature-discovery's with ``nfd.enabled``), which
+  ``gpu_operator_remove_crds`` deletes;
 - ``converges``: whether the role installs anything (state present);
 - ``reads`` and ``readback_reads``: what the role reads, as
   ``gpuci.runners.k8s_reads`` takes it (answers under the group
@@ -58,6 +64,10 @@ GROUP = "gpu_operator"
 # Fixed names in the chart (not derived from the release name).
 DEPLOYMENT = "gpu-operator"
 CLUSTER_POLICY = "cluster-policy"
+CRDS = ("clusterpolicies.nvidia.com", "nvidiadrivers.nvidia.com", "gpuclusters.nvidia.com",
+        "computedomains.resource.nvidia.com", "computedomaincliques.resource.nvidia.com")
+# From the node-feature-discovery subchart: installed only with nfd.enabled.
+NFD_CRDS = ("nodefeatures.nfd.k8s-sigs.io", "nodefeaturegroups.nfd.k8s-sigs.io", "nodefeaturerules.nfd.k8s-sigs.io")
 # Operands mount host paths and run privileged.
 NAMESPACE_LABELS = {"pod-security.kubernetes.io/enforce": "privileged"}
 DEVICE_PLUGIN_LABEL = "nvidia.com/device-plugin.config"
@@ -113,9 +123,12 @@ def gpu_operator_plan(settings, gpu_classes=None):
             "timeout": int(settings["gpu_operator_wait_timeout"]),
         },
         "time_slicing": slicing,
+        "objects": [_time_slicing_configmap(settings, slicing, labels)] if slicing["enabled"] else [],
+        "create_only": [_runtime_class(settings, labels)],
         "node_labels": {"config": DEVICE_PLUGIN_LABEL, "marker": NODE_MARKER_LABEL},
         "deployment": DEPLOYMENT,
         "cluster_policy": CLUSTER_POLICY,
+        "crds": list(CRDS + (NFD_CRDS if settings["gpu_operator_nfd_enabled"] else ())),
         "release_record_selectors": record_selectors,
         "converges": settings.get("gpu_operator_state", "present") == "present",
         "reads": _reads(settings, selector, record_selectors),
@@ -126,6 +139,21 @@ def gpu_operator_plan(settings, gpu_classes=None):
         "warnings": ["gpu_operator_values.%s.%s is %s; the chart ignores it." % (section, key, note)
                      for section, key, note in REMOVED_VALUES if key in (user_values.get(section) or {})],
     }
+
+
+def _time_slicing_configmap(settings, slicing, labels):
+    """The device plugin's time-slicing configurations, in the operator's namespace."""
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": slicing["configmap"], "namespace": settings["gpu_operator_namespace"], "labels": labels},
+            "data": slicing["data"]}
+
+
+def _runtime_class(settings, labels):
+    """The RuntimeClass the job pods name: the operator creates it once it runs (and never on a simulated
+    cluster), so the role provides it until then."""
+    name = settings["gpu_operator_runtime_class"]
+    return {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": name, "labels": labels},
+            "handler": name}
 
 
 def _reads(settings, selector, record_selectors):

@@ -5,7 +5,7 @@
 import pytest
 import yaml
 
-from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator_plan import gpu_operator_plan
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator_plan import CRDS, NFD_CRDS, gpu_operator_plan
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError
 
 ROLE_DEFAULTS = "roles/gpu_operator/defaults/main.yml"
@@ -82,6 +82,28 @@ def test_time_slicing_configures_the_device_plugin_and_the_nodes_to_label():
     assert slicing["class_selectors"]["l40s"]["nvidia.com/gpu.product"] == "NVIDIA-L40S"
     config = plan["release"]["values"]["devicePlugin"]["config"]
     assert config == {"name": "gpuci-device-plugin-config", "default": "any"}
+
+
+def test_the_role_applies_the_time_slicing_configmap_only_while_time_slicing_is_on():
+    sliced = gpu_operator_plan(settings(gpu_operator_time_slicing={"l40s": 4}, gpu_operator_namespace="gpu"))
+    [configmap] = sliced["objects"]
+    assert (configmap["kind"], configmap["metadata"]["name"], configmap["metadata"]["namespace"]) == (
+        "ConfigMap", "gpuci-device-plugin-config", "gpu")
+    assert configmap["data"] == sliced["time_slicing"]["data"]
+    assert configmap["metadata"]["labels"] == sliced["labels"]
+    assert gpu_operator_plan(settings())["objects"] == []
+
+
+def test_the_runtime_class_the_pods_name_is_created_only_when_missing():
+    plan = gpu_operator_plan(settings(gpu_operator_runtime_class="nvidia-cdi"))
+    assert plan["create_only"] == [{"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+                                    "metadata": {"name": "nvidia-cdi", "labels": plan["labels"]},
+                                    "handler": "nvidia-cdi"}]
+
+
+def test_node_feature_discoverys_crds_are_removed_only_where_it_was_installed():
+    assert set(gpu_operator_plan(settings())["crds"]) == set(CRDS + NFD_CRDS)
+    assert gpu_operator_plan(settings(gpu_operator_nfd_enabled=False))["crds"] == list(CRDS)
 
 
 def test_time_slicing_without_node_labels():

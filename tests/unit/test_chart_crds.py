@@ -1,0 +1,47 @@
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The CRDs the roles delete on request (gpu_operator_remove_crds, arc_runners_remove_crds) are the charts' own.
+
+Read from the upstream charts the testbed serves (../shared/charts, or
+GPUCI_CHARTS_DIR): a CRD a new chart version adds would otherwise outlive
+`state: absent`, and a name the chart no longer ships would fail its delete.
+"""
+
+import os
+import pathlib
+import tarfile
+
+import pytest
+import yaml
+
+from ansible_collections.gpuci.runners.plugins.module_utils import arc_runners_plan, gpu_operator_plan
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+CHARTS = pathlib.Path(os.environ.get("GPUCI_CHARTS_DIR", REPO.parent / "shared" / "charts"))
+
+
+def chart_crds(archive, folder):
+    """The names of the CRDs in ``folder`` of a chart archive (crds/ is what Helm installs before the templates)."""
+    path = CHARTS / archive
+    assert path.is_file(), f"{path} is missing (the testbed's charts; set GPUCI_CHARTS_DIR)"
+    names = set()
+    with tarfile.open(path) as chart:
+        for member in chart.getmembers():
+            if member.isfile() and member.name.startswith(folder + "/") and member.name.endswith(".yaml"):
+                for document in yaml.load_all(chart.extractfile(member), Loader=yaml.CSafeLoader):
+                    if document and document.get("kind") == "CustomResourceDefinition":
+                        names.add(document["metadata"]["name"])
+    return names
+
+
+@pytest.mark.parametrize("folder, names", [
+    ("gpu-operator/crds", gpu_operator_plan.CRDS),
+    ("gpu-operator/charts/node-feature-discovery/crds", gpu_operator_plan.NFD_CRDS),
+])
+def test_the_gpu_operator_crds_are_the_charts(folder, names):
+    assert set(names) == chart_crds("gpu-operator-v26.7.0.tgz", folder)
+
+
+def test_the_arc_crds_are_the_controller_charts():
+    assert set(arc_runners_plan.CRDS) == chart_crds("gha-runner-scale-set-controller-0.14.2.tgz",
+                                                    "gha-runner-scale-set-controller/crds")
