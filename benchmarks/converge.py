@@ -17,7 +17,8 @@ Targets (issue 17), each printed as met or NOT met: (a) <= 1.0 x bare helm,
 (b) <= 0.2 x converge, (c) <= 1.5 s per added pool at every step (linear),
 (d) <= 1.3 x one cluster.
 
-Order: a warm-up converge records what the roles install (release values,
+Order: the machine's pace first (Ansible's parse of site.yml, in the
+result's machine), then a warm-up converge records what the roles install (release values,
 the objects they make themselves) and is torn down; then ROUNDS rounds of
 bare helm, the timed converge and its rerun, each from the same clean state
 (CRDs, which Helm keeps, exist for both), so that a slow moment of the
@@ -121,6 +122,28 @@ def with_cpu(step):
     return result, busy_cpu_seconds() - busy, run_cpu_seconds() - own
 
 
+def ansible_playbook() -> str:
+    # A GPU machine runs it from the unpacked bundle (docs/gpu-mode.md), without the venv, as the tests do.
+    return os.environ.get("GPUCI_ANSIBLE_PLAYBOOK") or str(ROOT / ".venv/bin/ansible-playbook")
+
+
+def pace(rounds: int = 3) -> float:
+    """The machine's pace at Ansible's own CPU work: seconds to parse site.yml (``--list-tasks``), median of ``rounds``.
+
+    The VMs of one kind differ: on one, every CPU-bound step took twice as
+    long as on another, while helm's waits took as long. The ratios of
+    (a), (b) and (d) move with that, so each result says how fast its
+    machine was at the work the collection adds to helm's.
+    """
+    argv = [ansible_playbook(), "-i", str(INVENTORY), str(ROOT / "playbooks" / "site.yml"), "--list-tasks"]
+    times = []
+    for _ in range(rounds):
+        started = time.monotonic()
+        subprocess.run(argv, cwd=ROOT, env=ENV, capture_output=True, check=True)
+        times.append(time.monotonic() - started)
+    return round(statistics.median(times), 2)
+
+
 def playbook(name: str, extra_vars: dict | None = None, profile: bool = False,
              inventory: Path = INVENTORY, limit: str | None = None) -> tuple[float, str]:
     """Run playbooks/<name> on the reference inventory (or another, or some of its hosts); (seconds, output).
@@ -129,9 +152,7 @@ def playbook(name: str, extra_vars: dict | None = None, profile: bool = False,
     """
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(extra_vars or {}, handle)
-    # A GPU machine runs it from the unpacked bundle (docs/gpu-mode.md), without the venv, as the tests do.
-    ansible_playbook = os.environ.get("GPUCI_ANSIBLE_PLAYBOOK") or str(ROOT / ".venv/bin/ansible-playbook")
-    argv = [ansible_playbook, "-i", str(inventory), str(ROOT / "playbooks" / name),
+    argv = [ansible_playbook(), "-i", str(inventory), str(ROOT / "playbooks" / name),
             "-e", f"@{handle.name}"] + (["--limit", limit] if limit else [])
     if name == "site.yml":
         wait_for_sole_gpu_operator()
@@ -293,7 +314,9 @@ def commit() -> str:
 
 
 def run(pool_counts: tuple[int, ...]) -> dict:
-    result: dict = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "machine": machine(),
+    progress("measuring the machine's pace: ansible-playbook site.yml --list-tasks, 3 times")
+    result: dict = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                    "machine": dict(machine(), parse_site_yml_s=pace()),
                     "load": " ".join(Path("/proc/loadavg").read_text().split()[:3]), "commit": commit(),
                     # helm 3 and helm 4 differ in speed (docs/reliability.md): say which one ran.
                     "helm": sh("helm", "version", "--short").strip()}

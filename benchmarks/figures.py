@@ -66,6 +66,12 @@ def _run_floor_row(clusters: dict, machine: dict) -> list[str]:
             f"/ {machine['cpus']} CPUs | {clusters['run_cpu_floor_s']:.1f} | {clusters['run_cpu_floor_ratio']:.2f} x one | | |"]
 
 
+def _pace(machine: dict) -> str:
+    """How fast the machine parsed site.yml, where the result says (results before 2026-11-27 15:00 UTC do not)."""
+    parsed = machine.get("parse_site_yml_s")
+    return f"; parses `site.yml` in {parsed:.2f} s" if parsed is not None else ""
+
+
 def markdown(result: dict, source: str) -> str:
     """The figures of one result as Markdown, between the markers; `source` is the JSON's path in the repository."""
     ref, clusters, machine, pools = result["reference"], result["clusters"], result["machine"], result["pools"]
@@ -74,7 +80,7 @@ def markdown(result: dict, source: str) -> str:
     lines = [
         BEGIN,
         f"Last `make bench`: {result['date']} on `{machine['host']}` ({machine['cpu']}, {machine['cpus']} CPUs, "
-        f"{machine['memory_gib']} GiB), load {result['load']} at the start, commit "
+        f"{machine['memory_gib']} GiB{_pace(machine)}), load {result['load']} at the start, commit "
         f"`{result.get('commit', 'not recorded')}`, helm `{result.get('helm', 'not recorded')}`; raw figures in "
         f"`{source}`. (a) and (b) are the medians of "
         f"{rounds} rounds (bare helm, converge, no-op, each from the same clean state).",

@@ -84,6 +84,13 @@ def test_the_header_names_machine_load_commit_helm_rounds_and_source():
         assert expected in header
 
 
+def test_the_header_gives_the_machines_pace_where_the_result_has_it():
+    result = recorded_result()
+    assert "parses `site.yml`" not in figures.markdown(result, RUN_R).splitlines()[1]
+    result["machine"]["parse_site_yml_s"] = 1.1
+    assert "(AMD EPYC, 2 CPUs, 23.5 GiB; parses `site.yml` in 1.10 s)" in figures.markdown(result, RUN_R).splitlines()[1]
+
+
 def test_each_pool_count_gets_a_row_with_its_cost_from_the_count_before():
     block = figures.markdown(recorded_result(), RUN_R)
     pool_rows = [line for line in block.splitlines() if re.match(r"^\| \d+ \|", line)]
