@@ -137,7 +137,7 @@ def pace(rounds: int = 3) -> float:
     """
     argv = [ansible_playbook(), "-i", str(INVENTORY), str(ROOT / "playbooks" / "site.yml"), "--list-tasks"]
     times = []
-    for _ in range(rounds):
+    for _round in range(rounds):
         started = time.monotonic()
         subprocess.run(argv, cwd=ROOT, env=ENV, capture_output=True, check=True)
         times.append(time.monotonic() - started)
