@@ -30,6 +30,9 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tools" / "testbed"))
+from lib.layout import charts_dir  # noqa: E402
+
 ROLES = REPO / "roles"
 ROLE = ROLES / "gitlab_runner"
 POOLS = [
@@ -125,8 +128,7 @@ def _helm() -> str | None:
 def _rendered(helm: str, values: dict, release: str, work: Path, kind: str) -> dict:
     """The chart's object of `kind` named `release`, rendered by `helm template` from `values`."""
     chart_version = yaml.safe_load((ROLE / "defaults" / "main.yml").read_text())["gitlab_runner_chart_version"]
-    charts = Path(os.environ.get("GPUCI_CHARTS_DIR", REPO.parent / "shared" / "charts"))
-    chart = charts / f"gitlab-runner-{chart_version}.tgz"
+    chart = charts_dir() / f"gitlab-runner-{chart_version}.tgz"
     assert chart.is_file(), f"{chart} is missing (the testbed's charts; set GPUCI_CHARTS_DIR)"
     values_file = work / f"{release}.yaml"
     values_file.write_text(yaml.safe_dump(values))

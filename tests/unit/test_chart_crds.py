@@ -8,8 +8,8 @@ chart version adds would otherwise outlive `state: absent`, and a name the
 chart no longer ships would fail its delete.
 """
 
-import os
 import pathlib
+import sys
 import tarfile
 
 import pytest
@@ -18,7 +18,10 @@ import yaml
 from ansible_collections.gpuci.runners.plugins.module_utils import arc_runners_plan, gpu_operator_plan
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-CHARTS = pathlib.Path(os.environ.get("GPUCI_CHARTS_DIR", REPO.parent / "shared" / "charts"))
+sys.path.insert(0, str(REPO / "tools" / "testbed"))
+from lib.layout import charts_dir  # noqa: E402
+
+CHARTS = charts_dir()
 
 
 def chart_crds(role, chart, folder):

@@ -13,7 +13,6 @@ the chart's containers run. Archive tests skip when the archive is not provided.
 import gzip
 import io
 import json
-import os
 import re
 import sys
 import tarfile
@@ -24,9 +23,11 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 TESTBED = REPO / "tools" / "testbed"
-CHARTS = Path(os.environ.get("GPUCI_CHARTS_DIR", REPO.parent / "shared" / "charts"))
 sys.path.insert(0, str(TESTBED))
 from lib.images import UPSTREAM_IMAGES, provided_dir  # noqa: E402
+from lib.layout import charts_dir  # noqa: E402
+
+CHARTS = charts_dir()
 
 
 def _archive_or_skip(reference):

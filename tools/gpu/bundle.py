@@ -37,6 +37,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 TESTBED = REPO / "tools" / "testbed"
+sys.path.insert(0, str(TESTBED))
+from lib.images import provided_dir  # noqa: E402  (where the testbed finds provided upstream images)
+from lib.layout import charts_dir  # noqa: E402
 MIB = 1024 * 1024
 PART_NAME = "bundle.tar.xz.part-{:02d}"
 MANIFEST = "manifest.json"
@@ -90,17 +93,12 @@ def tree_members(root: Path, prefix: str) -> dict[str, Path]:
             if file.is_file() and "__pycache__" not in file.parts}
 
 
-def charts_dir() -> Path:
-    return Path(os.environ.get("GPUCI_CHARTS_DIR", REPO.parent / "shared" / "charts"))
-
-
 def testbed_cache() -> tuple[list[Path], list[Path], list[Path]]:
     printed = subprocess.run(["bash", str(TESTBED / "build.sh"), "--print-paths"], check=True,
                              capture_output=True, text=True).stdout.strip()
     archives = subprocess.run(["bash", str(TESTBED / "build-images.sh"), "--print-archives"], check=True,
                               capture_output=True, text=True).stdout.split()
-    cache = Path(os.environ.get("GPUCI_TESTBED_CACHE", Path.home() / ".cache" / "gpuci-testbed"))
-    provided = sorted((cache / "upstream-images").glob("*.tar"))
+    provided = sorted(provided_dir().glob("*.tar"))
     return [Path(p) for p in printed.split(":") if p], [Path(a) for a in archives], provided
 
 

@@ -52,6 +52,7 @@ sys.path.insert(0, str(TOOLS_DIR / "docker"))
 import oci_image  # noqa: E402  (the testbed's registry-free image writer)
 from base_image import exists  # noqa: E402  (the harness's `docker image inspect` probe)
 from lib.images import PAUSE_IMAGE, own_archives, pinned  # noqa: E402
+from lib.layout import cache_dir  # noqa: E402
 
 SUITE = "bookworm"
 MIRROR = os.environ.get("GPUCI_DEBIAN_MIRROR", "http://deb.debian.org/debian")
@@ -63,7 +64,7 @@ PACKAGES = ("systemd", "systemd-sysv", "dbus", "conntrack", "iptables", "nftable
 REPOSITORY = "gpuci.local/kind-node"
 KUBERNETES = pinned("KUBERNETES_VERSION")
 ETCD = pinned("KIND_ETCD_VERSION")
-CACHE = Path(os.environ.get("GPUCI_TESTBED_CACHE", Path.home() / ".cache" / "gpuci-testbed"))
+CACHE = cache_dir()
 KIND_CACHE = Path(os.environ.get("GPUCI_KIND_CACHE", Path.home() / ".cache" / "gpuci-kind"))
 # The control plane's images: what kubeadm KUBERNETES asks for by default.
 CONTROL_PLANE = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")

@@ -24,7 +24,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from .layout import TOOLS_DIR, Layout
+from .layout import TOOLS_DIR, Layout, cache_dir
 
 
 def pinned(name: str) -> str:
@@ -52,8 +52,7 @@ REAL_COMPONENTS_FILE = "real-components.json"
 
 
 def provided_dir() -> Path:
-    cache = Path(os.environ.get("GPUCI_TESTBED_CACHE", Path.home() / ".cache" / "gpuci-testbed"))
-    return Path(os.environ.get("GPUCI_TESTBED_UPSTREAM_IMAGES", cache / "upstream-images"))
+    return Path(os.environ.get("GPUCI_TESTBED_UPSTREAM_IMAGES", cache_dir() / "upstream-images"))
 
 
 def own_archives() -> list[Path]:

@@ -24,6 +24,19 @@ POD_SUBNET = "10.89.0.0/24"
 NODE_BRIDGE = "gpuci0"
 
 
+# Two places every tool and test of the testbed finds the same way; the shell
+# scripts read the same variables with the same defaults (lib/common.sh,
+# the Makefile).
+def charts_dir() -> Path:
+    """The upstream charts the testbed serves and the tests read: GPUCI_CHARTS_DIR, else ../shared/charts."""
+    return Path(os.environ.get("GPUCI_CHARTS_DIR", REPO_ROOT.parent / "shared" / "charts")).resolve()
+
+
+def cache_dir() -> Path:
+    """Where built binaries and image archives are kept between runs: GPUCI_TESTBED_CACHE, else ~/.cache."""
+    return Path(os.environ.get("GPUCI_TESTBED_CACHE", Path.home() / ".cache" / "gpuci-testbed"))
+
+
 class ProcessFolders:
     """Where processes started by lib.processes record their PIDs and logs: under `state`."""
     state: Path
@@ -53,7 +66,7 @@ class Layout(ProcessFolders):
         env = os.environ.get
         return cls(
             state=Path(env("GPUCI_TESTBED_STATE", str(REPO_ROOT / ".testbed"))).resolve(),
-            charts_dir=Path(env("GPUCI_CHARTS_DIR", str(REPO_ROOT.parent / "shared" / "charts"))).resolve(),
+            charts_dir=charts_dir(),
             apiserver_port=int(env("GPUCI_TESTBED_APISERVER_PORT", "16443")),
             etcd_port=int(env("GPUCI_TESTBED_ETCD_PORT", "12379")),
             chart_repo_port=int(env("GPUCI_CHART_REPO_PORT", "18879")),

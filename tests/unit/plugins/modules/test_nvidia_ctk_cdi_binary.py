@@ -45,8 +45,12 @@ def _nvidia_ctk():
     versions = (REPO / "tools/testbed/versions.env").read_text()
     version = next(line.split("=", 1)[1].strip() for line in versions.splitlines()
                    if line.startswith("NVIDIA_CTK_VERSION="))
-    cache = Path(os.environ.get("GPUCI_TESTBED_CACHE", Path.home() / ".cache/gpuci-testbed"))
-    return cache / ("nvidia-ctk-%s" % version) / "bin" / "nvidia-ctk"
+    sys.path.insert(0, str(REPO / "tools" / "testbed"))
+    try:
+        from lib.layout import cache_dir  # pylint: disable=import-outside-toplevel
+    finally:
+        sys.path.pop(0)
+    return cache_dir() / ("nvidia-ctk-%s" % version) / "bin" / "nvidia-ctk"
 
 
 CTK = _nvidia_ctk()
