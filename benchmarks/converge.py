@@ -55,12 +55,15 @@ import yaml
 from figures import TARGETS, marginal_costs, noop_verdict, verdict, write_documents
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools" / "testbed"))
+from lib.layout import Layout, ansible_playbook  # noqa: E402  (the testbed's own: its kubeconfig, chart repository)
+
 BENCH = ROOT / "benchmarks"
 INVENTORY = BENCH / "inventory"
 RESULTS = BENCH / "results"
 TESTBED = [sys.executable, str(ROOT / "tools" / "testbed" / "testbed.py")]
-KUBECONFIG = Path(os.environ.get("GPUCI_TESTBED_STATE", ROOT / ".testbed")) / "kubeconfig"
-CHART_REPO = os.environ.get("GPUCI_CHART_REPO_URL", "http://127.0.0.1:18879")
+KUBECONFIG = Layout.from_environment().kubeconfig
+CHART_REPO = os.environ.get("GPUCI_CHART_REPO_URL") or Layout.from_environment().chart_repo_url
 NAMESPACES = ("bench-gpu-operator", "bench-gitlab-runner", "bench-arc-systems", "bench-arc-runners")
 OWN_KINDS = ("namespaces", "secrets", "serviceaccounts", "roles", "rolebindings", "configmaps")
 POOL_COUNTS = (1, 10, 50, 100)
@@ -122,11 +125,6 @@ def with_cpu(step):
     return result, busy_cpu_seconds() - busy, run_cpu_seconds() - own
 
 
-def ansible_playbook() -> str:
-    # A GPU machine runs it from the unpacked bundle (docs/gpu-mode.md), without the venv, as the tests do.
-    return os.environ.get("GPUCI_ANSIBLE_PLAYBOOK") or str(ROOT / ".venv/bin/ansible-playbook")
-
-
 def pace(rounds: int = 3) -> float:
     """The machine's pace at Ansible's own CPU work: seconds to parse site.yml (``--list-tasks``), median of ``rounds``.
 
@@ -135,7 +133,7 @@ def pace(rounds: int = 3) -> float:
     (a), (b) and (d) move with that, so each result says how fast its
     machine was at the work the collection adds to helm's.
     """
-    argv = [ansible_playbook(), "-i", str(INVENTORY), str(ROOT / "playbooks" / "site.yml"), "--list-tasks"]
+    argv = [str(ansible_playbook()), "-i", str(INVENTORY), str(ROOT / "playbooks" / "site.yml"), "--list-tasks"]
     times = []
     for _round in range(rounds):
         started = time.monotonic()
@@ -152,7 +150,7 @@ def playbook(name: str, extra_vars: dict | None = None, profile: bool = False,
     """
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(extra_vars or {}, handle)
-    argv = [ansible_playbook(), "-i", str(inventory), str(ROOT / "playbooks" / name),
+    argv = [str(ansible_playbook()), "-i", str(inventory), str(ROOT / "playbooks" / name),
             "-e", f"@{handle.name}"] + (["--limit", limit] if limit else [])
     if name == "site.yml":
         wait_for_sole_gpu_operator()

@@ -30,7 +30,7 @@ from kubernetes.client.rest import ApiException
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TESTBED = REPO_ROOT / "tools" / "testbed"
 sys.path.insert(0, str(TESTBED))
-from lib.layout import Layout  # noqa: E402  (the testbed's own: where its kubeconfig is)
+from lib.layout import Layout, ansible_playbook  # noqa: E402  (the testbed's own: where its kubeconfig is)
 LOCAL_INVENTORY = REPO_ROOT / "inventories" / "local"
 # Objects that controllers rewrite on their own; they are left out of snapshots.
 VOLATILE_KINDS = {"Event", "Lease", "Node", "Endpoints", "EndpointSlice", "ControllerRevision"}
@@ -188,8 +188,7 @@ class Playbooks:
 def ansible_cli(name: str) -> str:
     """An Ansible command (ansible-playbook, ansible-vault) of the venv, or beside GPUCI_ANSIBLE_PLAYBOOK: a GPU
     machine runs the tests from the unpacked bundle (docs/gpu-mode.md), without the venv."""
-    playbook = os.environ.get("GPUCI_ANSIBLE_PLAYBOOK") or str(REPO_ROOT / ".venv" / "bin" / "ansible-playbook")
-    return str(Path(playbook).with_name(name))
+    return str(ansible_playbook().with_name(name))
 
 
 def playbook_for_testbed(path: Path, tasks: list[dict]) -> str:

@@ -37,6 +37,15 @@ def cache_dir() -> Path:
     return Path(os.environ.get("GPUCI_TESTBED_CACHE", Path.home() / ".cache" / "gpuci-testbed"))
 
 
+def ansible_playbook() -> Path:
+    """The ansible-playbook the tests and the bench run: GPUCI_ANSIBLE_PLAYBOOK, else the venv's.
+
+    A GPU machine runs them from the unpacked bundle, without the venv
+    (tools/gpu/bundle.py env, docs/gpu-mode.md).
+    """
+    return Path(os.environ.get("GPUCI_ANSIBLE_PLAYBOOK") or REPO_ROOT / ".venv" / "bin" / "ansible-playbook")
+
+
 class ProcessFolders:
     """Where processes started by lib.processes record their PIDs and logs: under `state`."""
     state: Path
