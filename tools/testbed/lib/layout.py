@@ -24,9 +24,9 @@ POD_SUBNET = "10.89.0.0/24"
 NODE_BRIDGE = "gpuci0"
 
 
-# Two places every tool and test of the testbed finds the same way; the shell
-# scripts read the same variables with the same defaults (lib/common.sh,
-# the Makefile).
+# What every tool, test and the bench find the same way, each from its
+# variable or its default; the shell scripts read the same variables with the
+# same defaults (lib/common.sh, tools/gpu/proof.sh, the Makefile).
 def charts_dir() -> Path:
     """The upstream charts the testbed serves and the tests read: GPUCI_CHARTS_DIR, else ../shared/charts."""
     return Path(os.environ.get("GPUCI_CHARTS_DIR", REPO_ROOT.parent / "shared" / "charts")).resolve()
