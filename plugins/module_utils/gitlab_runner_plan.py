@@ -28,6 +28,8 @@ takes them, pools without their tokens) it returns:
   never their value), and ``created_selectors``: what selects their token
   Secrets (``[]`` when there are none);
 - ``converges``: whether the role installs anything (state present);
+- ``removal``: what decides the removals (``gitlab_runner_removals.py``):
+  the role's ``state``, ``prune``, ``namespace`` and ``timeout``;
 - ``reads`` and ``readback_reads``: what the role reads, as
   ``gpuci.runners.k8s_reads`` takes it (answers under the group
   ``gitlab_runner``), to decide what a converge would change and what to
@@ -130,6 +132,9 @@ def gitlab_runner_plan(settings, gpu_classes=None):
         "created_pools": created,
         "created_selectors": label_selectors(labels) + [set_selector(POOL_LABEL, created)] if created else [],
         "converges": settings.get("gitlab_runner_state", "present") == "present",
+        "removal": {"state": settings.get("gitlab_runner_state", "present"),
+                    "prune": bool(settings.get("gitlab_runner_prune", True)),
+                    "namespace": settings["gitlab_runner_namespace"], "timeout": settings["gitlab_runner_wait_timeout"]},
         "reads": _reads(settings, labels, selector, record_selectors),
         "readback_reads": _readback_reads(settings, selector) if releases else [],
         "problems": [],

@@ -51,12 +51,6 @@ def fleet_verify(tasks):
     return task
 
 
-def imported(tasks, role, file):
-    (task,) = [t for t in tasks if t.get("ansible.builtin.import_role") ==
-               {"name": "gpuci.runners.%s" % role, "tasks_from": file}]
-    return task
-
-
 @pytest.mark.parametrize("role", CLUSTER_ROLES)
 def test_in_site_the_plans_reads_go_out_at_once_and_each_role_decides_from_its_group(role):
     (own_read,) = load("roles/%s/tasks/read.yml" % role)
@@ -71,19 +65,29 @@ def test_in_site_the_plans_reads_go_out_at_once_and_each_role_decides_from_its_g
     fleet_read = step(tasks, "gpuci.runners.k8s_reads", register="__gpuci_cluster")
     assert "(__{0}_plan.reads if __{0}_plan.converges else [])".format(role) in fleet_read["vars"]["_gpuci_fleet_reads"]
     assert fleet_read["no_log"] is True
-    decide = imported(tasks, role, "decide.yml")
-    assert decide["when"] == "__%s_plan.converges" % role
+    # One step decides for every role from its group of the read (module_utils/fleet_decide.py), the step
+    # each role's decide.yml takes alone, there from its own read.
+    decide = step(tasks, "gpuci.runners.fleet_decide")["gpuci.runners.fleet_decide"]
+    assert decide["fleet"] is True and decide["read"] == "{{ __gpuci_cluster.groups | default({}) }}"
+    assert decide["roles"][role]["plan"] == "{{ __%s_plan }}" % role
+    assert (decide["run_tags"], decide["skip_tags"]) == ("{{ ansible_run_tags }}", "{{ ansible_skip_tags }}")
+    (alone,) = load("roles/%s/tasks/decide.yml" % role)
+    assert alone["gpuci.runners.fleet_decide"]["roles"][role]["plan"] == decide["roles"][role]["plan"]
+    assert alone["gpuci.runners.fleet_decide"]["read"] == "{{ __%s_cluster.groups }}" % role
+    assert "fleet" not in alone["gpuci.runners.fleet_decide"]
     converge = step(tasks, "ansible.builtin.include_tasks")
     assert converge["ansible.builtin.include_tasks"] == "tasks/fleet_converge.yml"
     assert converge["when"] == "_gpuci_fleet_pending | bool"
-    assert "not __%s_pending.settled" % role in fleet_play()["vars"]["_gpuci_fleet_pending"]
+    assert fleet_play()["vars"]["_gpuci_fleet_pending"] == "{{ __gpuci_fleet.pending | default(false) }}"
+    assert fleet_play()["vars"]["_gpuci_%s_decided" % role] == "{{ '%s' in _gpuci_decided }}" % role
     verify = fleet_verify(tasks)
     checked = verify["vars"]["_gpuci_verified"]
     assert "[['{0}', {{'plan': __{0}_plan, 'pending': __{0}_pending}}]]\n".format(role) in checked
     assert "if _gpuci_%s_decided | bool else []" % role in checked
-    assert "not ansible_check_mode" in verify["when"] and "_gpuci_%s_decided | bool" % role in verify["when"]
+    assert "not ansible_check_mode" in verify["when"] and "_gpuci_decided | length > 0" in verify["when"]
     assert role + "_verify" in verify["tags"]
-    assert tasks.index(fleet_read) < tasks.index(decide) < tasks.index(converge) < tasks.index(verify)
+    decide_step = step(tasks, "gpuci.runners.fleet_decide")
+    assert tasks.index(fleet_read) < tasks.index(decide_step) < tasks.index(converge) < tasks.index(verify)
 
 
 @pytest.mark.parametrize("role", CLUSTER_ROLES)

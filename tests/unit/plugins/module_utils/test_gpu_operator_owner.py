@@ -2,10 +2,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """gpu_operator_owner: one GPU Operator per cluster; the ClusterPolicy's Helm annotations say whose it is."""
 import pytest
-from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuci.runners.plugins.filter.gpu_operator_owner import FilterModule
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator_owner import gpu_operator_owner
+from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError
 
 
 def policy(annotations=None):
@@ -45,5 +44,5 @@ def test_another_owner_is_refused_naming_it(policies, owner):
 
 
 def test_bad_input_names_the_field():
-    with pytest.raises(AnsibleFilterError, match=r"gpu_operator_owner\.release"):
-        FilterModule().filters()["gpu_operator_owner"]({"policies": [], "cluster_policy": "c", "namespace": "n"})
+    with pytest.raises(ValidationError, match=r"gpu_operator_owner\.release"):
+        gpu_operator_owner({"policies": [], "cluster_policy": "c", "namespace": "n"})

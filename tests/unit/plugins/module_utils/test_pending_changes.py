@@ -6,9 +6,7 @@ import gzip
 import json
 
 import pytest
-from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuci.runners.plugins.filter.pending_changes import FilterModule
 from ansible_collections.gpuci.runners.plugins.module_utils.helm_storage import stored_release
 from ansible_collections.gpuci.runners.plugins.module_utils.pending_changes import (
     in_place,
@@ -16,6 +14,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.pending_changes impo
     release_record_selectors,
     release_records,
 )
+from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError
 
 ROLE = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
         "metadata": {"name": "l40s", "namespace": "ci", "labels": {"app": "gpuci"}},
@@ -262,12 +261,11 @@ def test_create_only_objects_are_made_when_missing_and_never_compared():
     assert missing["apply"] == [runtime_class] and missing["objects"] == ["RuntimeClass nvidia"]
 
 
-def test_the_filter_refuses_unknown_keys_and_bad_lists():
-    run = FilterModule().filters()["pending_changes"]
-    with pytest.raises(AnsibleFilterError, match=r"pending_changes\.objekts: unknown key"):
-        run({"objekts": []})
-    with pytest.raises(AnsibleFilterError, match=r"pending_changes\.found: must be a list"):
-        run({"found": {}})
+def test_bad_input_names_the_field():
+    with pytest.raises(ValidationError, match=r"pending_changes\.objekts: unknown key"):
+        pending_changes({"objekts": []})
+    with pytest.raises(ValidationError, match=r"pending_changes\.found: must be a list"):
+        pending_changes({"found": {}})
 
 
 def test_release_record_selectors_pick_each_releases_latest_revisions_once():

@@ -1,0 +1,66 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Action plugin of gpuci.runners.fleet_decide (documentation: plugins/modules/fleet_decide.py).
+
+The cluster roles' decisions after their read (module_utils/fleet_decide.py)
+in one step, in the controller's process. site.yml used to decide in four
+tasks behind three role imports (a worker process each on every run, a
+rerun that changes nothing included), each assembling its builders' inputs
+in Jinja; the roles alone decide with the same call.
+
+The facts hold the token and credentials Secrets, so the result is marked
+no_log (``_ansible_no_log``: Ansible then shows none of it, at any
+verbosity), while a refusal, which holds no secret, is shown: a task-level
+``no_log`` would hide it too.
+"""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleError
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.gpuci.runners.plugins.module_utils.fleet_decide import fleet_decide
+from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError, plain
+
+ARGUMENT_SPEC = {
+    "roles": {"type": "dict", "required": True},
+    "read": {"type": "dict", "required": True},
+    "fleet": {"type": "bool", "default": False},
+    "run_tags": {"type": "list", "elements": "str", "default": ["all"]},
+    "skip_tags": {"type": "list", "elements": "str", "default": []},
+}
+
+
+def decision(params, check_mode):
+    """The action's result: the decided roles' facts (no_log), or ``failed`` with the refusals."""
+    try:
+        facts, refusals = fleet_decide(plain(params["roles"]), plain(params["read"]), check_mode=check_mode,
+                                       fleet=params["fleet"], run_tags=params["run_tags"],
+                                       skip_tags=params["skip_tags"])
+    except (ValidationError, KeyError, TypeError) as error:
+        # The inputs are the roles' own plans and reads: a slip here is ours, never the inventory's.
+        raise AnsibleError("fleet_decide: %s" % (error,)) from error
+    if refusals:
+        return {"changed": False, "failed": True, "msg": " ".join(refusals)}
+    return {"changed": False, "ansible_facts": facts, "_ansible_no_log": True}
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    _supports_check_mode = True
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        validated = ArgumentSpecValidator(ARGUMENT_SPEC).validate(self._task.args)
+        if validated.error_messages:
+            # Names the arguments only: their values may hold Secrets.
+            result.update(failed=True, msg="fleet_decide: " + "; ".join(validated.error_messages))
+            return result
+        try:
+            result.update(decision(validated.validated_parameters, bool(self._play_context.check_mode)))
+        except AnsibleError as error:
+            result.update(failed=True, msg=str(error))
+        return result

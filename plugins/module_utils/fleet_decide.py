@@ -1,0 +1,197 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""What each cluster role must change this run, decided from its plan and the one read of the cluster.
+
+Each cluster role plans from the inventory (``role_plan``), reads the
+cluster once (``k8s_reads``, in site.yml once for every role) and then
+decides here what a converge must apply, remove, label and read back:
+
+- ``gpu_operator``: its pending changes (``pending_changes.py``: the
+  namespace, the time-slicing ConfigMap, the RuntimeClass, the release, the
+  operator Deployment), the node label patches
+  (``gpu_operator_node_labels.py``) and the refusal of a second GPU Operator
+  on the cluster (``gpu_operator_owner.py``);
+- ``gitlab_runner``: what to remove (``gitlab_runner_removals.py``) and,
+  with state present, its pending changes, whose objects hold the pools'
+  token Secrets as the inventory gives them
+  (``gitlab_runner_token_secrets.py``);
+- ``arc_runners``: its pending changes, whose objects hold the scale sets'
+  credentials Secrets (``arc_runners_credential_secrets.py``).
+
+The result is each role's facts (``__<role>_pending`` and the like, which
+its later steps read) and the refusals. In site.yml (``fleet``) one call
+decides for every role whose plan converges and whose tags the run selects,
+and adds ``__gpuci_fleet``: which roles decided, whether any has something
+pending, and what each will change, in words. The facts hold Secrets: the
+caller shows none of them.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_credential_secrets import (
+    arc_runners_credential_secrets,
+)
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_removals import gitlab_runner_removals
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_token_secrets import (
+    gitlab_runner_token_secrets,
+)
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator_node_labels import gpu_operator_node_labels
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator_owner import gpu_operator_owner
+from ansible_collections.gpuci.runners.plugins.module_utils.pending_changes import pending_changes
+from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError, require_mapping
+
+# The cluster roles in the order they converge, each with the tags its decision carries in
+# site.yml (as each role's alone.yml tags its read and decision) and its name in words.
+ROLES = {
+    "gpu_operator": (("gpu_operator", "gpu_operator_preflight", "gpu_operator_install", "gpu_operator_verify"),
+                     "GPU Operator"),
+    "gitlab_runner": (("gitlab_runner", "gitlab_runner_install", "gitlab_runner_prune", "gitlab_runner_verify"),
+                      "GitLab runner pools"),
+    "arc_runners": (("arc_runners", "arc_runners_controller", "arc_runners_scale_sets", "arc_runners_verify"),
+                    "ARC"),
+}
+
+
+def selected_by_tags(tags, run_tags=None, skip_tags=None):
+    """Whether Ansible runs a task tagged ``tags`` under ``--tags run_tags`` and ``--skip-tags skip_tags``.
+
+    Ansible's rule for tasks with tags, none of them ``always`` or ``never``:
+    run when ``run_tags`` holds one of them, ``all`` or ``tagged``; skip when
+    ``skip_tags`` does.
+    """
+    tags = set(tags) | {"all", "tagged"}
+    return bool(tags & set(run_tags or ["all"])) and not tags & set(skip_tags or [])
+
+
+class _Answers:
+    """A role's answers from ``k8s_reads`` (``{key: {resources}}``): the resources of one read, [] when absent."""
+
+    def __init__(self, groups, role):
+        self._reads = require_mapping(groups.get(role) or {}, "read.%s" % role)
+
+    def __call__(self, key):
+        return list((self._reads.get(key) or {}).get("resources") or [])
+
+
+def gpu_operator_decision(plan, found, check_mode):
+    """The GPU Operator's facts (pending changes, node label patches) and its refusal ('' for none)."""
+    release = plan["release"]
+    slicing = plan["time_slicing"]
+    patches = gpu_operator_node_labels({
+        "nodes": found("nodes"), "label_classes": slicing["label_classes"],
+        "class_selectors": slicing["class_selectors"], "labels": plan["node_labels"], "release": release["name"]})
+    configmaps = found("configmaps")
+    removed_configmap = ["remove the time-slicing ConfigMap"] if not slicing["enabled"] and configmaps else []
+    pending = pending_changes({
+        "namespaces": [release["namespace"]], "namespace_labels": plan["namespace_labels"],
+        "objects": plan["objects"], "create_only": plan["create_only"],
+        "found": found("namespace") + configmaps + found("runtime_class"),
+        "releases": [release], "release_records": found("release_records"),
+        # Until the operator's Deployment exists, it is awaited by name.
+        "awaited": found("deployment") or [{"kind": "Deployment", "metadata": {"name": plan["deployment"]}}],
+        "steps": removed_configmap + [patch["summary"] for patch in patches],
+        "readback": plan["readback_reads"], "check_mode": check_mode})
+    refusal = gpu_operator_owner({"policies": found("policy"), "cluster_policy": plan["cluster_policy"],
+                                  "release": release["name"], "namespace": release["namespace"]})
+    return {"__gpu_operator_pending": pending, "__gpu_operator_node_patches": patches}, refusal
+
+
+def gitlab_runner_decision(plan, found, pools, check_mode):
+    """What the GitLab runner role removes and, with state present, its pending changes ({} otherwise).
+
+    ``pools`` are the pools as the inventory wrote them: the tokens of those
+    whose runner the role does not create in GitLab are theirs.
+    """
+    settings = plan["removal"]
+    removals = gitlab_runner_removals({
+        "pools": plan["pools"], "found": [account["metadata"] for account in found("accounts")],
+        "state": settings["state"], "prune": settings["prune"], "namespace": settings["namespace"],
+        "timeout": settings["timeout"], "labels": plan["labels"],
+        "namespaces": [namespace["metadata"] for namespace in found("namespaces")]})
+    facts = {"__gitlab_runner_removals": removals, "__gitlab_runner_pending": {}}
+    if settings["state"] != "present":
+        return facts, ""
+    created = plan["created_pools"]
+    token_secrets = gitlab_runner_token_secrets({
+        "secrets": [secret for secret in plan["secrets"] if secret["pool"] not in created],
+        "tokens": {pool.get("name"): pool.get("token") or "" for pool in pools}})
+    facts["__gitlab_runner_pending"] = pending_changes({
+        "namespaces": plan["namespaces"], "namespace_labels": plan["labels"],
+        "objects": plan["access"] + token_secrets,
+        "found": found("namespaces") + found("accounts") + found("roles") + found("role_bindings") + found("secrets"),
+        "releases": plan["releases"], "release_records": found("release_records"), "awaited": found("managers"),
+        # Runners the role creates in GitLab are checked with GitLab on every run.
+        "steps": ["remove pool " + name for name in removals["existing"]]
+        + ["delete unused namespace " + name for name in removals["unused_namespaces"]]
+        + ["create or find in GitLab the runner of pool " + name for name in created],
+        "readback": plan["readback_reads"], "check_mode": check_mode})
+    return facts, ""
+
+
+def arc_runners_decision(plan, found, scale_sets, check_mode):
+    """ARC's pending changes; ``scale_sets`` as the inventory wrote them (their credentials)."""
+    controller = [plan["controller"]] if plan["controller"] else []
+    credentials = arc_runners_credential_secrets({"secrets": plan["secrets"], "scale_sets": scale_sets})
+    pending = pending_changes({
+        "namespaces": plan["namespaces"], "namespace_labels": plan["namespace_labels"],
+        "objects": plan["configmaps"] + credentials,
+        "found": found("namespaces") + found("secrets") + found("configmaps"),
+        # The removed scale sets' releases are pending until they are gone.
+        "releases": controller + plan["releases"] + plan["removals"], "release_records": found("release_records"),
+        "apply_releases": controller + plan["releases"], "crds_from": plan["controller"],
+        "readback": plan["readback_reads"], "check_mode": check_mode})
+    return {"__arc_runners_pending": pending}, ""
+
+
+# Each role's decision from its plan, its answers, its entry of ``roles`` (the inventory's
+# pools or scale sets, with their secrets) and check mode.
+_DECISIONS = {
+    "gpu_operator": (lambda plan, found, role, check_mode: gpu_operator_decision(plan, found, check_mode)),
+    "gitlab_runner": (lambda plan, found, role, check_mode:
+                      gitlab_runner_decision(plan, found, role.get("pools") or [], check_mode)),
+    "arc_runners": (lambda plan, found, role, check_mode:
+                    arc_runners_decision(plan, found, role.get("scale_sets") or [], check_mode)),
+}
+
+
+def fleet_decide(roles, read, check_mode=False, fleet=False, run_tags=None, skip_tags=None):
+    """``(facts, refusals)``: every decided role's facts, and why the run must stop (none: []).
+
+    ``roles`` maps a role to ``{plan}`` and, for gitlab_runner, ``pools``,
+    for arc_runners, ``scale_sets`` (the inventory's, with their secrets);
+    ``read`` holds ``k8s_reads``' answers by role. With ``fleet`` only the
+    roles whose plan converges and whose tags ``run_tags`` and
+    ``skip_tags`` select decide, and ``__gpuci_fleet`` says which, whether
+    any found something pending and what each will change.
+    """
+    require_mapping(roles, "roles")
+    require_mapping(read, "read")
+    unknown = sorted(set(roles) - set(ROLES))
+    if unknown:
+        raise ValidationError("roles", "no decision for %s; the cluster roles are %s" % (", ".join(unknown), ", ".join(ROLES)))
+    facts, refusals, decided = {}, [], []
+    for role, (tags, _title) in ROLES.items():
+        if role not in roles:
+            continue
+        entry = require_mapping(roles[role], "roles.%s" % role)
+        plan = require_mapping(entry.get("plan"), "roles.%s.plan" % role)
+        if fleet and not (plan.get("converges") and selected_by_tags(tags, run_tags, skip_tags)):
+            continue
+        role_facts, refusal = _DECISIONS[role](plan, _Answers(read, role), entry, check_mode)
+        facts.update(role_facts)
+        decided.append(role)
+        if refusal:
+            refusals.append(refusal)
+    if fleet:
+        facts["__gpuci_fleet"] = _fleet_summary(facts, decided)
+    return facts, refusals
+
+
+def _fleet_summary(facts, decided):
+    """``{decided, pending, summary}``: the roles that decided, whether one found its plan not in place, and
+    each one's pending changes in words."""
+    pendings = {role: facts["__%s_pending" % role] for role in decided}
+    return {"decided": decided,
+            "pending": any(not pending["settled"] for pending in pendings.values()),
+            "summary": ["%s: %s" % (ROLES[role][1], pending["summary"]) for role, pending in pendings.items()]}

@@ -1,0 +1,211 @@
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""fleet_decide (module_utils/fleet_decide.py, plugins/action/fleet_decide.py): each cluster role's decision from
+its real plan and recorded answers of the cluster, in one step, its Secrets never shown."""
+import base64
+
+import pytest
+from ansible.errors import AnsibleError
+
+from ansible_collections.gpuci.runners.plugins.action.fleet_decide import decision
+from ansible_collections.gpuci.runners.plugins.module_utils import fleet_decide as module
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_plan import arc_runners_plan
+from ansible_collections.gpuci.runners.plugins.module_utils.fleet_decide import fleet_decide, selected_by_tags
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_plan import gitlab_runner_plan
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator_plan import gpu_operator_plan
+
+from test_role_plan_action import POOL, gitlab, settings
+
+TOKEN = "glrt-PLAN-SECRET"
+GITHUB_TOKEN = "ghp_DECIDE-SECRET"
+SCALE_SET = {"name": "a10", "github_config_url": "https://github.com/octo/repo", "github_token": GITHUB_TOKEN,
+             "gpu_class": "a10", "gpus": 1}
+
+
+def operator_plan(**overrides):
+    return gpu_operator_plan(settings("gpu_operator", **overrides))
+
+
+def arc_plan():
+    return arc_runners_plan(settings("arc_runners", arc_runners_scale_sets=[SCALE_SET]))
+
+
+def roles(operator=True, runners=True, arc=True):
+    chosen = {}
+    if operator:
+        chosen["gpu_operator"] = {"plan": operator_plan()}
+    if runners:
+        chosen["gitlab_runner"] = {"plan": gitlab_runner_plan(gitlab()), "pools": [POOL]}
+    if arc:
+        chosen["arc_runners"] = {"plan": arc_plan(), "scale_sets": [SCALE_SET]}
+    return chosen
+
+
+def answers(**reads):
+    """Recorded answers of k8s_reads by role: {role: {key: [objects]}}."""
+    return {role: {key: {"resources": objects} for key, objects in keys.items()} for role, keys in reads.items()}
+
+
+def facts_of(*args, **options):
+    return fleet_decide(*args, **options)[0]
+
+
+def refusals_of(*args, **options):
+    return fleet_decide(*args, **options)[1]
+
+
+def policy(release, namespace):
+    return {"kind": "ClusterPolicy", "metadata": {"name": "cluster-policy", "annotations": {
+        "meta.helm.sh/release-name": release, "meta.helm.sh/release-namespace": namespace}}}
+
+
+def test_an_empty_cluster_leaves_every_role_something_to_apply():
+    facts, refusals = fleet_decide(roles(), answers(), fleet=True)
+    assert refusals == []
+    assert facts["__gpuci_fleet"]["decided"] == ["gpu_operator", "gitlab_runner", "arc_runners"]
+    assert facts["__gpuci_fleet"]["pending"] is True
+    for role in ("gpu_operator", "gitlab_runner", "arc_runners"):
+        assert facts["__%s_pending" % role]["settled"] is False
+        assert facts["__%s_pending" % role]["apply_releases"], role
+    summary = facts["__gpuci_fleet"]["summary"]
+    assert [line.split(":")[0] for line in summary] == ["GPU Operator", "GitLab runner pools", "ARC"]
+    assert all("To change:" in line for line in summary)
+
+
+def test_the_inventory_secrets_reach_only_the_objects_to_apply():
+    facts = facts_of(roles(operator=False), answers())
+    token_secret = next(o for o in facts["__gitlab_runner_pending"]["apply"] if o["kind"] == "Secret")
+    assert base64.b64decode(token_secret["data"]["runner-token"]).decode() == TOKEN
+    credentials = next(o for o in facts["__arc_runners_pending"]["apply"] if o["kind"] == "Secret")
+    assert base64.b64decode(credentials["data"]["github_token"]).decode() == GITHUB_TOKEN
+    # The words of what will change name objects, never their data.
+    shown = repr([facts["__gitlab_runner_pending"]["summary"], facts["__arc_runners_pending"]["summary"]])
+    assert TOKEN not in shown and GITHUB_TOKEN not in shown
+
+
+def test_a_gitlab_runner_role_with_state_absent_decides_removals_only():
+    plan = gitlab_runner_plan(gitlab(gitlab_runner_state="absent"))
+    account = {"metadata": {"name": "gitlab-runner-old", "namespace": "gitlab-runner"}}
+    facts = facts_of({"gitlab_runner": {"plan": plan, "pools": [POOL]}},
+                     answers(gitlab_runner={"accounts": [account]}))
+    assert facts["__gitlab_runner_pending"] == {}
+    assert facts["__gitlab_runner_removals"]["names"] == ["old", "l40s"]
+
+
+def test_removals_follow_prune_from_the_plan():
+    account = {"metadata": {"name": "gitlab-runner-forgotten", "namespace": "gitlab-runner"}}
+    for prune, expected in ((True, ["forgotten"]), (False, [])):
+        plan = gitlab_runner_plan(gitlab(gitlab_runner_prune=prune))
+        facts = facts_of({"gitlab_runner": {"plan": plan, "pools": [POOL]}},
+                         answers(gitlab_runner={"accounts": [account]}))
+        assert facts["__gitlab_runner_removals"]["names"] == expected
+        assert ("remove pool forgotten" in facts["__gitlab_runner_pending"]["steps"]) is prune
+
+
+def test_a_second_gpu_operator_is_refused_and_the_own_release_is_not():
+    plan = operator_plan()
+    release = plan["release"]
+    refusals = refusals_of({"gpu_operator": {"plan": plan}},
+                           answers(gpu_operator={"policy": [policy("other", "elsewhere")]}))
+    assert len(refusals) == 1 and "other" in refusals[0] and "elsewhere" in refusals[0]
+    refusals = refusals_of({"gpu_operator": {"plan": plan}},
+                           answers(gpu_operator={"policy": [policy(release["name"], release["namespace"])]}))
+    assert refusals == []
+
+
+def test_the_operator_deployment_is_awaited_by_name_until_it_exists():
+    facts = facts_of({"gpu_operator": {"plan": operator_plan()}}, answers())
+    assert facts["__gpu_operator_pending"]["unavailable"] == ["Deployment gpu-operator"]
+
+
+def test_nodes_of_a_time_sliced_class_are_labelled_and_counted_pending():
+    plan = operator_plan(gpu_operator_time_slicing={"a10": 4})
+    assert plan["time_slicing"]["label_classes"] == ["a10"], plan["time_slicing"]
+    node = {"kind": "Node", "metadata": {"name": "gpu-1", "labels": plan["time_slicing"]["class_selectors"]["a10"]}}
+    facts = facts_of({"gpu_operator": {"plan": plan}}, answers(gpu_operator={"nodes": [node]}))
+    patches = facts["__gpu_operator_node_patches"]
+    assert [patch["name"] for patch in patches] == ["gpu-1"]
+    assert patches[0]["summary"] in facts["__gpu_operator_pending"]["steps"]
+
+
+def test_each_role_reads_only_answers_its_plan_asks_for(monkeypatch):
+    asked = {}
+
+    class Recording(module._Answers):
+        def __init__(self, groups, role):
+            super().__init__(groups, role)
+            self.role = role
+
+        def __call__(self, key):
+            asked.setdefault(self.role, set()).add(key)
+            return super().__call__(key)
+
+    monkeypatch.setattr(module, "_Answers", Recording)
+    chosen = roles()
+    fleet_decide(chosen, answers())
+    for role, entry in chosen.items():
+        planned = {read["key"] for read in entry["plan"]["reads"]}
+        assert asked[role] <= planned, "%s decides from answers it never reads: %s" % (role, asked[role] - planned)
+
+
+@pytest.mark.parametrize("run_tags, skip_tags, decided", [
+    (["all"], [], ["gpu_operator", "gitlab_runner", "arc_runners"]),
+    (["gitlab_runner"], [], ["gitlab_runner"]),
+    (["gpu_operator_verify", "arc_runners_scale_sets"], [], ["gpu_operator", "arc_runners"]),
+    (["all"], ["gitlab_runner"], ["gpu_operator", "arc_runners"]),
+    (["tagged"], [], ["gpu_operator", "gitlab_runner", "arc_runners"]),
+    (["container_toolkit"], [], []),
+    (["all"], ["all"], []),
+])
+def test_in_site_yml_the_run_tags_choose_who_decides(run_tags, skip_tags, decided):
+    facts = facts_of(roles(), answers(), fleet=True, run_tags=run_tags, skip_tags=skip_tags)
+    assert facts["__gpuci_fleet"]["decided"] == decided
+    assert sorted(key for key in facts if key.endswith("_pending")) == sorted("__%s_pending" % r for r in decided)
+
+
+def test_in_site_yml_a_role_that_converges_nothing_does_not_decide():
+    chosen = roles()
+    chosen["gitlab_runner"]["plan"] = gitlab_runner_plan(gitlab(gitlab_runner_state="absent"))
+    facts = facts_of(chosen, answers(), fleet=True)
+    assert facts["__gpuci_fleet"]["decided"] == ["gpu_operator", "arc_runners"]
+    # Alone, the same role decides its removals.
+    alone = facts_of({"gitlab_runner": chosen["gitlab_runner"]}, answers())
+    assert "__gitlab_runner_removals" in alone and "__gpuci_fleet" not in alone
+
+
+def test_selected_by_tags_is_ansibles_rule_for_tagged_tasks():
+    assert selected_by_tags(["a", "b"])
+    assert selected_by_tags(["a"], ["b", "a"])
+    assert not selected_by_tags(["a"], ["b"])
+    assert not selected_by_tags(["a"], ["all"], ["a"])
+    assert not selected_by_tags(["a"], ["all"], ["tagged"])
+
+
+def test_an_unknown_role_is_named():
+    with pytest.raises(ValueError, match="no decision for gpu_canary"):
+        fleet_decide({"gpu_canary": {"plan": {}}}, {})
+
+
+def test_the_action_hides_its_facts_and_shows_a_refusal():
+    params = {"roles": roles(operator=False), "read": answers(), "fleet": True, "run_tags": ["all"], "skip_tags": []}
+    result = decision(params, check_mode=False)
+    # Ansible censors a result marked so at every verbosity, as a no_log task's.
+    assert result["_ansible_no_log"] is True and "__gitlab_runner_pending" in result["ansible_facts"]
+    refused = decision(dict(params, roles={"gpu_operator": {"plan": operator_plan()}},
+                            read=answers(gpu_operator={"policy": [policy("other", "elsewhere")]})), check_mode=False)
+    assert refused["failed"] is True and "_ansible_no_log" not in refused and "ansible_facts" not in refused
+    assert "there can be only one per cluster" in refused["msg"]
+
+
+def test_check_mode_reads_nothing_back():
+    params = {"roles": roles(), "read": answers(), "fleet": True, "run_tags": ["all"], "skip_tags": []}
+    checked = decision(params, check_mode=True)["ansible_facts"]
+    assert all(checked["__%s_pending" % role]["readback"] == [] for role in checked["__gpuci_fleet"]["decided"])
+    real = decision(params, check_mode=False)["ansible_facts"]
+    assert any(real["__%s_pending" % role]["readback"] for role in real["__gpuci_fleet"]["decided"])
+
+
+def test_a_plan_without_what_decisions_need_is_our_error_not_the_inventorys():
+    with pytest.raises(AnsibleError, match="fleet_decide"):
+        decision({"roles": {"gpu_operator": {"plan": {"converges": True}}}, "read": {}, "fleet": False,
+                  "run_tags": ["all"], "skip_tags": []}, check_mode=False)
