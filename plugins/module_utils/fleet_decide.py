@@ -23,7 +23,8 @@ The result is each role's facts (``__<role>_pending`` and the like, which
 its later steps read) and the refusals. In site.yml (``fleet``) one call
 decides for every role whose plan converges and whose tags the run selects,
 and adds ``__gpuci_fleet``: which roles decided, whether any has something
-pending, and what each will change, in words. The facts hold Secrets: the
+pending, what each will change, in words, and the releases and reads of the
+fleet's converge. The facts hold Secrets: the
 caller shows none of them.
 """
 
@@ -189,9 +190,12 @@ def fleet_decide(roles, read, check_mode=False, fleet=False, run_tags=None, skip
 
 
 def _fleet_summary(facts, decided):
-    """``{decided, pending, summary}``: the roles that decided, whether one found its plan not in place, and
-    each one's pending changes in words."""
-    pendings = {role: facts["__%s_pending" % role] for role in decided}
+    """``{decided, pending, summary, releases, readback}``: the roles that decided, whether one found its plan
+    not in place, each one's pending changes in words, and what the fleet's converge applies of the releases
+    and reads back: every decided role's, in the roles' order (empty for a settled role)."""
+    pendings = [(role, facts["__%s_pending" % role]) for role in decided]
     return {"decided": decided,
-            "pending": any(not pending["settled"] for pending in pendings.values()),
-            "summary": ["%s: %s" % (ROLES[role][1], pending["summary"]) for role, pending in pendings.items()]}
+            "pending": any(not pending["settled"] for _role, pending in pendings),
+            "summary": ["%s: %s" % (ROLES[role][1], pending["summary"]) for role, pending in pendings],
+            "releases": [release for _role, pending in pendings for release in pending["apply_releases"]],
+            "readback": [read for _role, pending in pendings for read in pending["readback"]]}

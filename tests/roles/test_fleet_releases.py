@@ -124,9 +124,9 @@ def test_site_applies_every_roles_objects_then_releases_in_one_step_each_then_fi
     assert positions == sorted(positions)
     assert "gpuci.runners.fleet_objects" in joined and object_step["no_log"] is True
     assert object_step["register"] == "__gpuci_objects_applied"
-    collected = release_step["vars"]["_gpuci_fleet_releases"]
-    assert all("__%s_pending.apply_releases" % role in collected for role in CLUSTER_ROLES)
-    assert all("__%s_pending.readback" % role in readback_step["vars"]["_gpuci_fleet_readback"] for role in CLUSTER_ROLES)
+    # The decide step joined the decided roles' releases and reads back (module_utils/fleet_decide.py).
+    assert release_step["gpuci.runners.helm_releases"]["releases"] == "{{ __gpuci_fleet.releases }}"
+    assert readback_step["gpuci.runners.k8s_reads"]["reads"] == "{{ __gpuci_fleet.readback }}"
     finishes = [t["ansible.builtin.include_role"] for t in tasks[tasks.index(readback_step) + 1:]]
     assert [(f["name"], f["tasks_from"]) for f in finishes] == [
         ("gpuci.runners.%s" % role, "finish.yml") for role in CLUSTER_ROLES]

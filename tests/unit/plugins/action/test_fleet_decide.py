@@ -72,6 +72,20 @@ def test_an_empty_cluster_leaves_every_role_something_to_apply():
     assert all("To change:" in line for line in summary)
 
 
+def test_the_fleets_releases_and_reads_back_are_the_decided_roles_in_order():
+    facts = facts_of(roles(), answers(), fleet=True, run_tags=["gitlab_runner", "arc_runners"])
+    fleet = facts["__gpuci_fleet"]
+    runners, arc = facts["__gitlab_runner_pending"], facts["__arc_runners_pending"]
+    assert fleet["releases"] == runners["apply_releases"] + arc["apply_releases"]
+    assert fleet["readback"] == runners["readback"] + arc["readback"]
+    names = [release["name"] for release in fleet["releases"]]
+    assert names[0] == "gitlab-runner-l40s" and "gpu-operator" not in names
+    settled = dict(facts["__gitlab_runner_pending"], settled=True, apply_releases=[], readback=[])
+    assert module._fleet_summary({"__gitlab_runner_pending": settled}, ["gitlab_runner"]) == {
+        "decided": ["gitlab_runner"], "pending": False, "summary": ["GitLab runner pools: " + settled["summary"]],
+        "releases": [], "readback": []}
+
+
 def test_the_inventory_secrets_reach_only_the_objects_to_apply():
     facts = facts_of(roles(operator=False), answers())
     token_secret = next(o for o in facts["__gitlab_runner_pending"]["apply"] if o["kind"] == "Secret")
