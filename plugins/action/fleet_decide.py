@@ -18,11 +18,10 @@ verbosity), while a refusal, which holds no secret, is shown: a task-level
 from __future__ import annotations
 
 from ansible.errors import AnsibleError
-from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpuci.runners.plugins.module_utils.fleet_decide import fleet_decide
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError, plain
+from ansible_collections.gpuci.runners.plugins.plugin_utils.controller_action import ControllerAction
 
 ARGUMENT_SPEC = {
     "roles": {"type": "dict", "required": True},
@@ -47,20 +46,9 @@ def decision(params, check_mode):
     return {"changed": False, "ansible_facts": facts, "_ansible_no_log": True}
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-    _requires_connection = False
-    _supports_check_mode = True
+class ActionModule(ControllerAction):
+    NAME = "fleet_decide"
+    ARGUMENT_SPEC = ARGUMENT_SPEC
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        validated = ArgumentSpecValidator(ARGUMENT_SPEC).validate(self._task.args)
-        if validated.error_messages:
-            # Names the arguments only: their values may hold Secrets.
-            result.update(failed=True, msg="fleet_decide: " + "; ".join(validated.error_messages))
-            return result
-        try:
-            result.update(decision(validated.validated_parameters, bool(self._play_context.check_mode)))
-        except AnsibleError as error:
-            result.update(failed=True, msg=str(error))
-        return result
+    def act(self, params):
+        return decision(params, bool(self._play_context.check_mode))

@@ -14,16 +14,13 @@ deprecation warnings (plugin_utils/filter_errors.build).
 
 from __future__ import annotations
 
-from ansible.errors import AnsibleError
-from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-from ansible.plugins.action import ActionBase
-
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_plan import arc_runners_plan
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_preflight import arc_runners_deprecations
 from ansible_collections.gpuci.runners.plugins.module_utils.canary_plan import canary_plan
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_plan import gitlab_runner_plan
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_preflight import gitlab_runner_deprecations
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator_plan import gpu_operator_plan
+from ansible_collections.gpuci.runners.plugins.plugin_utils.controller_action import ControllerAction
 from ansible_collections.gpuci.runners.plugins.plugin_utils.filter_errors import build
 
 
@@ -68,20 +65,9 @@ ARGUMENT_SPEC = {
 }
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-    _requires_connection = False
-    _supports_check_mode = True
+class ActionModule(ControllerAction):
+    NAME = "role_plan"
+    ARGUMENT_SPEC = ARGUMENT_SPEC
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        validated = ArgumentSpecValidator(ARGUMENT_SPEC).validate(self._task.args)
-        if validated.error_messages:
-            result.update(failed=True, msg="role_plan: " + "; ".join(validated.error_messages))
-            return result
-        params = validated.validated_parameters
-        try:
-            result.update(role_plan(params["role"], params["settings"], params["gpu_classes"], params["refuse"]))
-        except AnsibleError as error:
-            result.update(failed=True, msg=str(error))
-        return result
+    def act(self, params):
+        return role_plan(params["role"], params["settings"], params["gpu_classes"], params["refuse"])
