@@ -145,15 +145,13 @@ def arc_runners_decision(plan, found, scale_sets, check_mode):
     return {"__arc_runners_pending": pending}, ""
 
 
-# Each role's decision from its plan, its answers, its entry of ``roles`` (the inventory's
-# pools or scale sets, with their secrets) and check mode.
-_DECISIONS = {
-    "gpu_operator": (lambda plan, found, role, check_mode: gpu_operator_decision(plan, found, check_mode)),
-    "gitlab_runner": (lambda plan, found, role, check_mode:
-                      gitlab_runner_decision(plan, found, role.get("pools") or [], check_mode)),
-    "arc_runners": (lambda plan, found, role, check_mode:
-                    arc_runners_decision(plan, found, role.get("scale_sets") or [], check_mode)),
-}
+def _decision(role, plan, found, entry, check_mode):
+    """One role's ``(facts, refusal)``; ``entry`` is its entry of ``roles`` (the inventory's pools or scale sets)."""
+    if role == "gpu_operator":
+        return gpu_operator_decision(plan, found, check_mode)
+    if role == "gitlab_runner":
+        return gitlab_runner_decision(plan, found, entry.get("pools") or [], check_mode)
+    return arc_runners_decision(plan, found, entry.get("scale_sets") or [], check_mode)
 
 
 def fleet_decide(roles, read, check_mode=False, fleet=False, run_tags=None, skip_tags=None):
@@ -179,7 +177,7 @@ def fleet_decide(roles, read, check_mode=False, fleet=False, run_tags=None, skip
         plan = require_mapping(entry.get("plan"), "roles.%s.plan" % role)
         if fleet and not (plan.get("converges") and selected_by_tags(tags, run_tags, skip_tags)):
             continue
-        role_facts, refusal = _DECISIONS[role](plan, _Answers(read, role), entry, check_mode)
+        role_facts, refusal = _decision(role, plan, _Answers(read, role), entry, check_mode)
         facts.update(role_facts)
         decided.append(role)
         if refusal:
