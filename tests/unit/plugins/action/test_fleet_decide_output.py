@@ -1,0 +1,73 @@
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""What ansible-playbook shows of gpuci.runners.fleet_decide: never the Secrets its facts hold, at any verbosity,
+but a refusal in full, and a bad argument by name. Real runs of the action on localhost; no cluster is read (the
+answers are given), so none is needed."""
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_plan import gitlab_runner_plan
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator_plan import gpu_operator_plan
+
+REPO = Path(__file__).resolve().parents[4]
+TOKEN = "glrt-SHOWN-NOWHERE"
+POOL = {"name": "l40s", "gpu_class": "l40s", "gpus": 1, "token": TOKEN}
+
+
+def defaults(role, **overrides):
+    values = yaml.safe_load((REPO / "roles" / role / "defaults" / "main.yml").read_text())
+    return dict({key: value for key, value in values.items() if key.startswith(role + "_")}, **overrides)
+
+
+def run(tmp_path, decide, then=None, verbosity=""):
+    """Run one fleet_decide task (``decide``: its arguments) and, after it, a debug of ``then``."""
+    tasks = [{"name": "decide", "gpuci.runners.fleet_decide": decide}]
+    if then:
+        tasks.append({"name": "after", "ansible.builtin.debug": {"msg": then}})
+    playbook = tmp_path / "decide.yml"
+    playbook.write_text(json.dumps([{"hosts": "localhost", "gather_facts": False, "tasks": tasks}]))
+    env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+    cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local", str(playbook)]
+    cmd += [verbosity] if verbosity else []
+    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, check=False, timeout=300)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def test_the_decision_holds_the_token_and_no_verbosity_shows_it(tmp_path):
+    plan = gitlab_runner_plan(defaults("gitlab_runner", gitlab_runner_pools=[POOL],
+                                       gitlab_runner_gitlab_url="https://gitlab.example.com/"))
+    decide = {"roles": {"gitlab_runner": {"plan": plan, "pools": [POOL]}}, "read": {}, "fleet": True}
+    # The Secret to apply holds the token (base64), and a later task reads the facts.
+    then = "{{ __gitlab_runner_pending.settled }} {{ __gpuci_fleet.decided }} {{ __gitlab_runner_pending.apply | length }}"
+    code, output = run(tmp_path, decide, then, verbosity="-vvv")
+    assert code == 0, output[-3000:]
+    assert "False ['gitlab_runner'] " in output, output[-3000:]
+    encoded = base64.b64encode(TOKEN.encode()).decode()
+    assert TOKEN not in output and encoded not in output
+    assert "the output has been hidden" in output
+
+
+def test_a_refusal_is_shown_whole(tmp_path):
+    plan = gpu_operator_plan(defaults("gpu_operator"))
+    policy = {"kind": "ClusterPolicy", "metadata": {"name": "cluster-policy", "annotations": {
+        "meta.helm.sh/release-name": "someone-else", "meta.helm.sh/release-namespace": "elsewhere"}}}
+    decide = {"roles": {"gpu_operator": {"plan": plan}},
+              "read": {"gpu_operator": {"policy": {"resources": [policy]}}}}
+    code, output = run(tmp_path, decide)
+    assert code != 0
+    assert "someone-else" in output and "there can be only one per cluster" in output, output[-3000:]
+    assert "hidden" not in output
+
+
+def test_a_bad_argument_is_named(tmp_path):
+    code, output = run(tmp_path, {"roles": {}, "read": {}, "flet": True})
+    assert code != 0
+    assert "fleet_decide: " in output and "flet" in output, output[-3000:]
