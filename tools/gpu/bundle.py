@@ -230,6 +230,13 @@ def stage(bundle: Path, into: Path) -> list[str]:
     return staged
 
 
+
+# Python's "tar" extraction filter refuses members that would land outside into/. It came with
+# Python 3.11.4: Debian 12's 3.11.2 lacks it, and there the bundle (our own archive) is extracted
+# without it, still checked file by file against its manifest after.
+EXTRACT_FILTER = {"filter": "tar"} if hasattr(tarfile, "tar_filter") else {}
+
+
 def unpack(into: Path) -> int:
     """Extract the staged parts into into/; every part must be there, every file must match."""
     manifest = json.loads((into / MANIFEST).read_text())
@@ -246,7 +253,7 @@ def unpack(into: Path) -> int:
                 shutil.copyfileobj(f, joined, MIB)
         joined.seek(0)
         with tarfile.open(fileobj=joined, mode="r:xz") as tar:
-            tar.extractall(into, filter="tar")
+            tar.extractall(into, **EXTRACT_FILTER)
     for entry in manifest["files"]:
         if "link" in entry:
             if os.readlink(into / entry["path"]) != entry["link"]:
