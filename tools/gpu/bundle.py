@@ -230,7 +230,6 @@ def stage(bundle: Path, into: Path) -> list[str]:
     return staged
 
 
-
 # Python's "tar" extraction filter refuses members that would land outside into/. It came with
 # Python 3.11.4: Debian 12's 3.11.2 lacks it, and there the bundle (our own archive) is extracted
 # without it, still checked file by file against its manifest after.
