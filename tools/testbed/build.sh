@@ -18,6 +18,16 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib/common.sh
 source "$here/lib/common.sh"
 
+# Every build below runs Go; a component already cached needs none. Without Go
+# on PATH a build stops here, saying so (a test run must fail, not skip).
+go() {
+  if ! type -P go > /dev/null; then
+    echo "error: building the testbed needs Go, and go is not on PATH (cached binaries under $cache need none)" >&2
+    exit 1
+  fi
+  command go "$@"
+}
+
 # k8s.io/kubernetes replaces its staging modules with local paths, so it cannot
 # be built with `go install pkg@version`. A generated wrapper module requires it
 # and points every k8s.io staging module at its published tag instead; its main
