@@ -12,19 +12,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-import yaml
-
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_plan import gitlab_runner_plan
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator_plan import gpu_operator_plan
+
+from test_role_plan_action import settings
 
 REPO = Path(__file__).resolve().parents[4]
 TOKEN = "glrt-SHOWN-NOWHERE"
 POOL = {"name": "l40s", "gpu_class": "l40s", "gpus": 1, "token": TOKEN}
-
-
-def defaults(role, **overrides):
-    values = yaml.safe_load((REPO / "roles" / role / "defaults" / "main.yml").read_text())
-    return dict({key: value for key, value in values.items() if key.startswith(role + "_")}, **overrides)
 
 
 def run(tmp_path, decide, then=None, verbosity=""):
@@ -42,7 +37,7 @@ def run(tmp_path, decide, then=None, verbosity=""):
 
 
 def test_the_decision_holds_the_token_and_no_verbosity_shows_it(tmp_path):
-    plan = gitlab_runner_plan(defaults("gitlab_runner", gitlab_runner_pools=[POOL],
+    plan = gitlab_runner_plan(settings("gitlab_runner", gitlab_runner_pools=[POOL],
                                        gitlab_runner_gitlab_url="https://gitlab.example.com/"))
     decide = {"roles": {"gitlab_runner": {"plan": plan, "pools": [POOL]}}, "read": {}, "fleet": True}
     # The Secret to apply holds the token (base64), and a later task reads the facts.
@@ -56,7 +51,7 @@ def test_the_decision_holds_the_token_and_no_verbosity_shows_it(tmp_path):
 
 
 def test_a_refusal_is_shown_whole(tmp_path):
-    plan = gpu_operator_plan(defaults("gpu_operator"))
+    plan = gpu_operator_plan(settings("gpu_operator"))
     policy = {"kind": "ClusterPolicy", "metadata": {"name": "cluster-policy", "annotations": {
         "meta.helm.sh/release-name": "someone-else", "meta.helm.sh/release-namespace": "elsewhere"}}}
     decide = {"roles": {"gpu_operator": {"plan": plan}},
