@@ -9,10 +9,17 @@ tasks behind three role imports (a worker process each on every run, a
 rerun that changes nothing included), each assembling its builders' inputs
 in Jinja; the roles alone decide with the same call.
 
-The facts hold the token and credentials Secrets, so the result is marked
-no_log (``_ansible_no_log``: Ansible then shows none of it, at any
-verbosity), while a refusal, which holds no secret, is shown: a task-level
-``no_log`` would hide it too.
+The result is the decision itself, which the task registers as
+``__gpuci_decision``. It holds the token and credentials Secrets:
+
+- it is marked no_log (``_ansible_no_log``: Ansible then shows none of it,
+  at any verbosity), while a refusal, which holds no secret, is shown: a
+  task-level ``no_log`` would hide it too;
+- it is not ``ansible_facts``, which Ansible keeps in its fact cache: a
+  jsonfile or redis cache, or AWX's fact storage, would write the Secrets
+  out (AWX into its database, shown with the host's facts) and bring a
+  stale decision back into the next run. A registered result lives in the
+  run's memory only.
 """
 
 from __future__ import annotations
@@ -33,17 +40,17 @@ ARGUMENT_SPEC = {
 
 
 def decision(params, check_mode):
-    """The action's result: the decided roles' facts (no_log), or ``failed`` with the refusals."""
+    """The action's result: the decision (no_log), or ``failed`` with the refusals."""
     try:
-        facts, refusals = fleet_decide(plain(params["roles"]), plain(params["read"]), check_mode=check_mode,
-                                       fleet=params["fleet"], run_tags=params["run_tags"],
-                                       skip_tags=params["skip_tags"])
+        made, refusals = fleet_decide(plain(params["roles"]), plain(params["read"]), check_mode=check_mode,
+                                      fleet=params["fleet"], run_tags=params["run_tags"],
+                                      skip_tags=params["skip_tags"])
     except (ValidationError, KeyError, TypeError) as error:
         # The inputs are the roles' own plans and reads: a slip here is ours, never the inventory's.
         raise AnsibleError("fleet_decide: %s" % (error,)) from error
     if refusals:
         return {"changed": False, "failed": True, "msg": " ".join(refusals)}
-    return {"changed": False, "ansible_facts": facts, "_ansible_no_log": True}
+    return dict(made, changed=False, _ansible_no_log=True)
 
 
 class ActionModule(ControllerAction):

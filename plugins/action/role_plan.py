@@ -6,13 +6,20 @@
 A role's plan and its refusal in one step. Each role used to plan in a
 ``set_fact`` task (its plan filter) and refuse in an ``assert`` task after
 it; every task costs a worker process on every run, a rerun that changes
-nothing included. Here the plan is made, kept as the role's fact and
-refused in one, in the controller's process (it reads only the
-inventory). The plan is the role's plan filter's: the same builder and
-deprecation warnings (plugin_utils/filter_errors.build).
+nothing included. Here the plan is made and refused in one, in the
+controller's process (it reads only the inventory). The plan is the role's
+plan filter's: the same builder and deprecation warnings
+(plugin_utils/filter_errors.build).
+
+The result is the plan itself, which the role's task registers as
+``__<role>_plan``. Not ``ansible_facts``: Ansible keeps an action's facts in
+its fact cache, which a jsonfile or redis cache, or AWX's fact storage,
+writes out and brings back into the next run.
 """
 
 from __future__ import annotations
+
+from ansible.utils.display import Display
 
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_plan import arc_runners_plan
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_preflight import arc_runners_deprecations
@@ -24,37 +31,33 @@ from ansible_collections.gpuci.runners.plugins.plugin_utils.controller_action im
 from ansible_collections.gpuci.runners.plugins.plugin_utils.filter_errors import build
 
 
-# Per role: its plan builder, the deprecations of its inventory keys (None: none), the fact
-# that keeps the plan, and how its problems are joined into one message.
+display = Display()
+
+# Per role: its plan builder, the deprecations of its inventory keys (None: none), and how its
+# problems are joined into one message.
 ROLE_PLANS = {
-    "gpu_operator": (gpu_operator_plan, None, "__gpu_operator_plan", " "),
-    "gitlab_runner": (gitlab_runner_plan, gitlab_runner_deprecations, "__gitlab_runner_plan", "; "),
-    "arc_runners": (arc_runners_plan, arc_runners_deprecations, "__arc_runners_plan", "; "),
-    "gpu_canary": (canary_plan, None, "__gpu_canary_plan", "; "),
+    "gpu_operator": (gpu_operator_plan, None, " "),
+    "gitlab_runner": (gitlab_runner_plan, gitlab_runner_deprecations, "; "),
+    "arc_runners": (arc_runners_plan, arc_runners_deprecations, "; "),
+    "gpu_canary": (canary_plan, None, "; "),
 }
 
 
 def role_plan(role, settings, gpu_classes=None, refuse=True):
-    """The action's result: the plan as the role's fact, or ``failed`` and ``msg`` when it has problems.
+    """The action's result: the plan (with ``changed``), or ``failed`` and ``msg`` when it has problems.
 
     ``refuse`` false keeps the plan without refusing it (the GPU Operator's
     removal, which reads only its names). A plan's ``warnings`` (the GPU
-    Operator's: chart values upstream removed) become Ansible warnings, its
-    ``notes`` (ARC's: nothing of it declared) the task's message.
+    Operator's: chart values upstream removed) are the result's, so Ansible
+    shows them as warnings.
     """
-    builder, deprecations, fact, separator = ROLE_PLANS[role]
+    builder, deprecations, separator = ROLE_PLANS[role]
     plan = build(builder.__name__, builder, settings, gpu_classes, deprecations)
     problems = plan.get("problems") or []
     if refuse and problems:
         # The run stops here: the message is the whole answer, without the plan.
         return {"changed": False, "failed": True, "msg": separator.join(problems)}
-    result = {"changed": False, "ansible_facts": {fact: plan}}
-    if plan.get("warnings"):
-        result["warnings"] = list(plan["warnings"])
-    if plan.get("notes"):
-        # Shown like any task's message, without -v.
-        result.update(msg=" ".join(plan["notes"]), _ansible_verbose_always=True)
-    return result
+    return dict(plan, changed=False)
 
 
 ARGUMENT_SPEC = {
@@ -70,4 +73,8 @@ class ActionModule(ControllerAction):
     ARGUMENT_SPEC = ARGUMENT_SPEC
 
     def act(self, params):
-        return role_plan(params["role"], params["settings"], params["gpu_classes"], params["refuse"])
+        result = role_plan(params["role"], params["settings"], params["gpu_classes"], params["refuse"])
+        # A plan's notes (ARC's: nothing of it declared) are shown without -v, the plan itself only with it.
+        for note in result.get("notes") or []:
+            display.display("%s (%s): %s" % (self.host, params["role"], note))
+        return result

@@ -19,13 +19,14 @@ decides here what a converge must apply, remove, label and read back:
 - ``arc_runners``: its pending changes, whose objects hold the scale sets'
   credentials Secrets (``arc_runners_credential_secrets.py``).
 
-The result is each role's facts (``__<role>_pending`` and the like, which
-its later steps read) and the refusals. In site.yml (``fleet``) one call
-decides for every role whose plan converges and whose tags the run selects,
-and adds ``__gpuci_fleet``: which roles decided, whether any has something
-pending, what each will change, in words, and the releases and reads of the
-fleet's converge. The facts hold Secrets: the
-caller shows none of them.
+The result is the decision, which the caller registers as
+``__gpuci_decision``: under each decided role's name what its later steps
+read (``pending`` and the like), and ``decided``, the roles that decided.
+In site.yml (``fleet``) one call decides for every role whose plan
+converges and whose tags the run selects, and adds whether any has
+something pending, what each will change, in words, and the releases and
+reads of the fleet's converge. The decision holds Secrets: the caller shows
+none of them, and keeps it out of Ansible's fact cache.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ class _Answers:
 
 
 def gpu_operator_decision(plan, found, check_mode):
-    """The GPU Operator's facts (pending changes, node label patches) and its refusal ('' for none)."""
+    """The GPU Operator's ``{pending, node_patches}`` (its node label patches) and its refusal ('' for none)."""
     release = plan["release"]
     slicing = plan["time_slicing"]
     patches = gpu_operator_node_labels({
@@ -95,11 +96,11 @@ def gpu_operator_decision(plan, found, check_mode):
         "readback": plan["readback_reads"], "check_mode": check_mode})
     refusal = gpu_operator_owner({"policies": found("policy"), "cluster_policy": plan["cluster_policy"],
                                   "release": release["name"], "namespace": release["namespace"]})
-    return {"__gpu_operator_pending": pending, "__gpu_operator_node_patches": patches}, refusal
+    return {"pending": pending, "node_patches": patches}, refusal
 
 
 def gitlab_runner_decision(plan, found, pools, check_mode):
-    """What the GitLab runner role removes and, with state present, its pending changes ({} otherwise).
+    """The GitLab runner role's ``{removals, pending}``: pending changes with state present only ({} otherwise).
 
     ``pools`` are the pools as the inventory wrote them: the tokens of those
     whose runner the role does not create in GitLab are theirs.
@@ -110,14 +111,14 @@ def gitlab_runner_decision(plan, found, pools, check_mode):
         "state": settings["state"], "prune": settings["prune"], "namespace": settings["namespace"],
         "timeout": settings["timeout"], "labels": plan["labels"],
         "namespaces": [namespace["metadata"] for namespace in found("namespaces")]})
-    facts = {"__gitlab_runner_removals": removals, "__gitlab_runner_pending": {}}
+    decision = {"removals": removals, "pending": {}}
     if settings["state"] != "present":
-        return facts, ""
+        return decision, ""
     created = plan["created_pools"]
     token_secrets = gitlab_runner_token_secrets({
         "secrets": [secret for secret in plan["secrets"] if secret["pool"] not in created],
         "tokens": {pool.get("name"): pool.get("token") or "" for pool in pools}})
-    facts["__gitlab_runner_pending"] = pending_changes({
+    decision["pending"] = pending_changes({
         "namespaces": plan["namespaces"], "namespace_labels": plan["labels"],
         "objects": plan["access"] + token_secrets,
         "found": found("namespaces") + found("accounts") + found("roles") + found("role_bindings") + found("secrets"),
@@ -127,11 +128,11 @@ def gitlab_runner_decision(plan, found, pools, check_mode):
         + ["delete unused namespace " + name for name in removals["unused_namespaces"]]
         + ["create or find in GitLab the runner of pool " + name for name in created],
         "readback": plan["readback_reads"], "check_mode": check_mode})
-    return facts, ""
+    return decision, ""
 
 
 def arc_runners_decision(plan, found, scale_sets, check_mode):
-    """ARC's pending changes; ``scale_sets`` as the inventory wrote them (their credentials)."""
+    """ARC's ``{pending}``; ``scale_sets`` as the inventory wrote them (their credentials)."""
     controller = [plan["controller"]] if plan["controller"] else []
     credentials = arc_runners_credential_secrets({"secrets": plan["secrets"], "scale_sets": scale_sets})
     pending = pending_changes({
@@ -142,11 +143,11 @@ def arc_runners_decision(plan, found, scale_sets, check_mode):
         "releases": controller + plan["releases"] + plan["removals"], "release_records": found("release_records"),
         "apply_releases": controller + plan["releases"], "crds_from": plan["controller"],
         "readback": plan["readback_reads"], "check_mode": check_mode})
-    return {"__arc_runners_pending": pending}, ""
+    return {"pending": pending}, ""
 
 
 def _decision(role, plan, found, entry, check_mode):
-    """One role's ``(facts, refusal)``; ``entry`` is its entry of ``roles`` (the inventory's pools or scale sets)."""
+    """One role's ``(decision, refusal)``; ``entry`` is its entry of ``roles`` (the inventory's pools or scale sets)."""
     if role == "gpu_operator":
         return gpu_operator_decision(plan, found, check_mode)
     if role == "gitlab_runner":
@@ -155,21 +156,23 @@ def _decision(role, plan, found, entry, check_mode):
 
 
 def fleet_decide(roles, read, check_mode=False, fleet=False, run_tags=None, skip_tags=None):
-    """``(facts, refusals)``: every decided role's facts, and why the run must stop (none: []).
+    """``(decision, refusals)``: every decided role's decision by name, and why the run must stop (none: []).
 
     ``roles`` maps a role to ``{plan}`` and, for gitlab_runner, ``pools``,
     for arc_runners, ``scale_sets`` (the inventory's, with their secrets);
     ``read`` holds ``k8s_reads``' answers by role. With ``fleet`` only the
     roles whose plan converges and whose tags ``run_tags`` and
-    ``skip_tags`` select decide, and ``__gpuci_fleet`` says which, whether
-    any found something pending and what each will change.
+    ``skip_tags`` select decide, and the decision says too whether any
+    found something pending, what each will change and what the fleet's
+    converge applies and reads back (_fleet_summary). ``decided`` names
+    the roles that decided, in their order.
     """
     require_mapping(roles, "roles")
     require_mapping(read, "read")
     unknown = sorted(set(roles) - set(ROLES))
     if unknown:
         raise ValidationError("roles", "no decision for %s; the cluster roles are %s" % (", ".join(unknown), ", ".join(ROLES)))
-    facts, refusals, decided = {}, [], []
+    decision, refusals, decided = {}, [], []
     for role, (tags, _title) in ROLES.items():
         if role not in roles:
             continue
@@ -177,23 +180,22 @@ def fleet_decide(roles, read, check_mode=False, fleet=False, run_tags=None, skip
         plan = require_mapping(entry.get("plan"), "roles.%s.plan" % role)
         if fleet and not (plan.get("converges") and selected_by_tags(tags, run_tags, skip_tags)):
             continue
-        role_facts, refusal = _decision(role, plan, _Answers(read, role), entry, check_mode)
-        facts.update(role_facts)
+        decision[role], refusal = _decision(role, plan, _Answers(read, role), entry, check_mode)
         decided.append(role)
         if refusal:
             refusals.append(refusal)
+    decision["decided"] = decided
     if fleet:
-        facts["__gpuci_fleet"] = _fleet_summary(facts, decided)
-    return facts, refusals
+        decision.update(_fleet_summary(decision, decided))
+    return decision, refusals
 
 
-def _fleet_summary(facts, decided):
-    """``{decided, pending, summary, releases, readback}``: the roles that decided, whether one found its plan
-    not in place, each one's pending changes in words, and what the fleet's converge applies of the releases
-    and reads back: every decided role's, in the roles' order (empty for a settled role)."""
-    pendings = [(role, facts["__%s_pending" % role]) for role in decided]
-    return {"decided": decided,
-            "pending": any(not pending["settled"] for _role, pending in pendings),
+def _fleet_summary(decision, decided):
+    """``{pending, summary, releases, readback}``: whether a role that decided found its plan not in place,
+    each one's pending changes in words, and what the fleet's converge applies of the releases and reads
+    back: every decided role's, in the roles' order (empty for a settled role)."""
+    pendings = [(role, decision[role]["pending"]) for role in decided]
+    return {"pending": any(not pending["settled"] for _role, pending in pendings),
             "summary": ["%s: %s" % (ROLES[role][1], pending["summary"]) for role, pending in pendings],
             "releases": [release for _role, pending in pendings for release in pending["apply_releases"]],
             "readback": [read for _role, pending in pendings for read in pending["readback"]]}

@@ -13,19 +13,24 @@ module: fleet_decide
 short_description: Decide what the cluster roles must change, from their plans and one read of the cluster
 description:
   - From each cluster role's plan (M(gpuci.runners.role_plan)) and its answers from M(gpuci.runners.k8s_reads),
-    decides what a converge must apply, remove, label and read back, and keeps it as the role's facts
-    (C(__gpu_operator_pending) and C(__gpu_operator_node_patches), C(__gitlab_runner_pending) and
-    C(__gitlab_runner_removals), C(__arc_runners_pending)). Fails when the cluster already runs a GPU Operator of
+    decides what a converge must apply, remove, label and read back. The result is the decision, which the
+    task registers (the roles register it as C(__gpuci_decision)) - under each role's name what its later steps
+    read (C(gpu_operator.pending) and C(gpu_operator.node_patches), C(gitlab_runner.pending) and
+    C(gitlab_runner.removals), C(arc_runners.pending)). Fails when the cluster already runs a GPU Operator of
     another release (there can be one per cluster).
   - With O(fleet) (C(playbooks/site.yml)) it decides for every role whose plan converges and whose tags the run
-    selects, and adds C(__gpuci_fleet) - which roles decided (C(decided)), whether any found something pending
-    (C(pending)) and what each will change (C(summary)).
+    selects, and says too whether any found something pending (C(pending)), what each will change
+    (C(summary)), and the releases and reads of the fleet's converge (C(releases), C(readback)).
   - Why not M(ansible.builtin.set_fact) - site.yml decided in four tasks behind three role imports, each
     assembling the inputs of its Python builders in Jinja; every task starts a worker process on every run, a
     rerun that changes nothing included. One step decides for every role, in the controller's process, and the
     roles alone call the same step.
-  - The facts hold the runner token and GitHub credentials Secrets - the result is hidden (no_log) at every
+  - The decision holds the runner token and GitHub credentials Secrets - the result is hidden (no_log) at every
     verbosity, except a refusal's message, which holds no secret.
+  - Why a result to register, not C(ansible_facts) - Ansible keeps an action's facts in its fact cache. A jsonfile
+    or redis cache, or the fact storage of an AWX job template, would write the Secrets out (AWX into its
+    database, shown with the host's facts) and bring a stale decision back into the next run; a registered
+    result lives in the run's memory only.
 version_added: 0.3.0
 author:
   - gpuci.runners maintainers (@gpuci)
@@ -41,7 +46,9 @@ options:
     type: dict
     required: true
   fleet:
-    description: Decide only for the roles whose plan converges and whose tags the run selects, and add C(__gpuci_fleet).
+    description: >-
+      Decide only for the roles whose plan converges and whose tags the run selects, and add C(pending),
+      C(summary), C(releases) and C(readback).
     type: bool
     default: false
   run_tags:
@@ -75,15 +82,51 @@ EXAMPLES = r"""
     read: "{{ __gpuci_cluster.groups }}"
     run_tags: "{{ ansible_run_tags }}"
     skip_tags: "{{ ansible_skip_tags }}"
-# => __gpuci_fleet: {decided: [gpu_operator, gitlab_runner], pending: true,
-#    summary: ['GPU Operator: settled', 'GitLab runner pools: release gitlab-runner-l40s']}
+  register: __gpuci_decision
+# => __gpuci_decision: {decided: [gpu_operator, gitlab_runner], pending: true,
+#    summary: ['GPU Operator: settled', 'GitLab runner pools: release gitlab-runner-l40s'],
+#    gitlab_runner: {pending: {settled: false, objects: [...], ...}, removals: {...}}, ...}
 """
 
 RETURN = r"""
-ansible_facts:
-  description: The decided roles' facts; hidden from output, as they hold Secrets.
+decided:
+  description: The roles that decided, in the order they converge.
   returned: unless a refusal stops the run
+  type: list
+  elements: str
+gpu_operator:
+  description: The GPU Operator's C(pending) changes and its C(node_patches); hidden from output.
+  returned: when the GPU Operator decided
   type: dict
+gitlab_runner:
+  description: >-
+    The GitLab runner role's C(removals) and C(pending) changes (empty with state absent); hidden from output,
+    as its objects hold the token Secrets.
+  returned: when the GitLab runner role decided
+  type: dict
+arc_runners:
+  description: ARC's C(pending) changes; hidden from output, as its objects hold the credentials Secrets.
+  returned: when the ARC role decided
+  type: dict
+pending:
+  description: Whether a role that decided found something of its plan not in place.
+  returned: with O(fleet)
+  type: bool
+summary:
+  description: What each role that decided will change, in words.
+  returned: with O(fleet)
+  type: list
+  elements: str
+releases:
+  description: The releases the fleet's converge applies, every decided role's, in the roles' order.
+  returned: with O(fleet)
+  type: list
+  elements: dict
+readback:
+  description: The reads of the fleet's read-back, every decided role's.
+  returned: with O(fleet)
+  type: list
+  elements: dict
 msg:
   description: Why the run stops (a second GPU Operator on the cluster).
   returned: when refused

@@ -13,14 +13,19 @@ module: role_plan
 short_description: Plan one of the collection's roles and refuse what it cannot act on, in one step
 description:
   - Makes the plan of a role (the role's plan filter, for example P(gpuci.runners.gitlab_runner_plan#filter)) from
-    its settings, keeps it as the role's fact (C(__<role>_plan); C(__gpu_canary_plan) for the canary) and fails
-    with every problem the plan found, each naming the inventory variable at fault, in one message.
+    its settings and returns it as the result, which the role's task registers (C(__<role>_plan);
+    C(__gpu_canary_plan) for the canary), or fails with every problem the plan found, each naming the inventory
+    variable at fault, in one message.
   - Why not M(ansible.builtin.set_fact) and M(ansible.builtin.assert) - that is two tasks, and every task starts a
     worker process, on every run of every playbook, a rerun that changes nothing included (about 20 ms each on a
     2-core controller). The roles plan in one step; the plan is the filter's, so C(playbooks/plan.yml) shows
     the same.
   - A plan's C(warnings) (the GPU Operator's, about chart values that upstream removed) are shown as warnings,
-    its C(notes) (the ARC role's, that the inventory declares nothing of ARC) as the task's message.
+    its C(notes) (the ARC role's, that the inventory declares nothing of ARC) as a line of output; the plan itself
+    only with C(-v).
+  - Why a result to register, not C(ansible_facts) - Ansible keeps an action's facts in its fact cache, which a
+    jsonfile or redis cache, or the fact storage of an AWX job template, writes out and brings back into the
+    next run; a registered result lives in the run's memory only.
   - Runs in the controller's process (an action plugin); it reads only its arguments and touches no host.
 version_added: 0.3.0
 author:
@@ -62,18 +67,22 @@ EXAMPLES = r"""
       gitlab_runner_pools: "{{ gitlab_runner_pools }}"
       gitlab_runner_state: present
     gpu_classes: "{{ gpu_classes | default({}) }}"
-# => __gitlab_runner_plan is set; with a bad pool the task fails:
+  register: __gitlab_runner_plan
+# => __gitlab_runner_plan is the plan; with a bad pool the task fails:
 #    gitlab_runner_pools[name=l40s].gpus: must be an integer, not str (got 'two')
 """
 
 RETURN = r"""
-ansible_facts:
-  description: The plan, under the role's fact name.
+problems:
+  description: >-
+    The plan's problems (empty unless O(refuse) is false); the other keys are the plan's, as the role's plan
+    filter documents them (for example C(releases), C(reads), C(converges)).
   returned: unless the plan is refused
-  type: dict
-  sample: {__gitlab_runner_plan: {releases: [], problems: []}}
+  type: list
+  elements: str
+  sample: []
 msg:
-  description: The plan's problems, joined; or its notes (ARC's, that nothing of it is declared).
-  returned: when the plan has problems or notes
+  description: The plan's problems, joined.
+  returned: when the plan is refused
   type: str
 """

@@ -23,13 +23,15 @@ class ControllerAction(ActionBase):
     _supports_check_mode = True
     NAME = ""
     ARGUMENT_SPEC: dict = {}
+    host = ""
 
     def act(self, params):
-        """The result for the validated ``params``; raises AnsibleError to fail."""
+        """The result for the validated ``params``; raises AnsibleError to fail. ``self.host`` names the host."""
         raise NotImplementedError
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
+        self.host = (task_vars or {}).get("inventory_hostname", "")
         validated = ArgumentSpecValidator(self.ARGUMENT_SPEC).validate(self._task.args)
         if validated.error_messages:
             # The messages name the arguments, never their values (which may hold Secrets).

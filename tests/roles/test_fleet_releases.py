@@ -5,7 +5,7 @@
 Alone, each cluster role checks and plans (main.yml), then alone.yml reads
 the cluster (read.yml, the plan's reads), decides (decide.yml), applies what
 it decided (releases.yml: the apply and apply_releases of
-`__<role>_pending`), finishes and verifies. In site.yml (`gpuci_fleet_apply`)
+`__gpuci_decision.<role>.pending`), finishes and verifies. In site.yml (`gpuci_fleet_apply`)
 main.yml stops after the plan; one k8s_reads task reads every role's plan's
 reads, each role's decide.yml decides, tasks/fleet_converge.yml applies every
 role's objects in one kubernetes.core.k8s task and every release in one
@@ -78,11 +78,11 @@ def test_in_site_the_plans_reads_go_out_at_once_and_each_role_decides_from_its_g
     converge = step(tasks, "ansible.builtin.include_tasks")
     assert converge["ansible.builtin.include_tasks"] == "tasks/fleet_converge.yml"
     assert converge["when"] == "_gpuci_fleet_pending | bool"
-    assert fleet_play()["vars"]["_gpuci_fleet_pending"] == "{{ __gpuci_fleet.pending | default(false) }}"
+    assert fleet_play()["vars"]["_gpuci_fleet_pending"] == "{{ __gpuci_decision.pending | default(false) }}"
     assert fleet_play()["vars"]["_gpuci_%s_decided" % role] == "{{ '%s' in _gpuci_decided }}" % role
     verify = fleet_verify(tasks)
     checked = verify["vars"]["_gpuci_verified"]
-    assert "[['{0}', {{'plan': __{0}_plan, 'pending': __{0}_pending}}]]\n".format(role) in checked
+    assert "[['{0}', {{'plan': __{0}_plan, 'pending': __gpuci_decision.{0}.pending}}]]\n".format(role) in checked
     assert "if _gpuci_%s_decided | bool else []" % role in checked
     assert "not ansible_check_mode" in verify["when"] and "_gpuci_decided | length > 0" in verify["when"]
     assert role + "_verify" in verify["tags"]
@@ -93,8 +93,8 @@ def test_in_site_the_plans_reads_go_out_at_once_and_each_role_decides_from_its_g
 @pytest.mark.parametrize("role", CLUSTER_ROLES)
 def test_alone_a_role_reads_decides_applies_its_decision_then_finishes_and_verifies(role):
     objects, releases = load("roles/%s/tasks/releases.yml" % role)
-    assert objects["kubernetes.core.k8s"]["definition"] == "{{ __%s_pending.apply }}" % role
-    assert releases["gpuci.runners.helm_releases"]["releases"] == "{{ __%s_pending.apply_releases }}" % role
+    assert objects["kubernetes.core.k8s"]["definition"] == "{{ __gpuci_decision.%s.pending.apply }}" % role
+    assert releases["gpuci.runners.helm_releases"]["releases"] == "{{ __gpuci_decision.%s.pending.apply_releases }}" % role
     main = load("roles/%s/tasks/main.yml" % role)
     # In the fleet a present role ends before its include, in Ansible's own process (no worker for a skip)...
     (end,) = [t for t in main if t.get("ansible.builtin.meta") == "end_role"]
@@ -120,13 +120,13 @@ def test_site_applies_every_roles_objects_then_releases_in_one_step_each_then_fi
     assert tasks.index(object_step) < tasks.index(release_step) < tasks.index(readback_step)
     joined = object_step["vars"]["_gpuci_fleet_objects"]
     # In the roles' order: a namespace two roles would create goes as the first asked (fleet_objects).
-    positions = [joined.index("__%s_pending.apply" % role) for role in CLUSTER_ROLES]
+    positions = [joined.index("__gpuci_decision.%s.pending.apply" % role) for role in CLUSTER_ROLES]
     assert positions == sorted(positions)
     assert "gpuci.runners.fleet_objects" in joined and object_step["no_log"] is True
     assert object_step["register"] == "__gpuci_objects_applied"
     # The decide step joined the decided roles' releases and reads back (module_utils/fleet_decide.py).
-    assert release_step["gpuci.runners.helm_releases"]["releases"] == "{{ __gpuci_fleet.releases }}"
-    assert readback_step["gpuci.runners.k8s_reads"]["reads"] == "{{ __gpuci_fleet.readback }}"
+    assert release_step["gpuci.runners.helm_releases"]["releases"] == "{{ __gpuci_decision.releases }}"
+    assert readback_step["gpuci.runners.k8s_reads"]["reads"] == "{{ __gpuci_decision.readback }}"
     finishes = [t["ansible.builtin.include_role"] for t in tasks[tasks.index(readback_step) + 1:]]
     assert [(f["name"], f["tasks_from"]) for f in finishes] == [
         ("gpuci.runners.%s" % role, "finish.yml") for role in CLUSTER_ROLES]
@@ -155,10 +155,10 @@ def test_verification_hands_over_the_read_and_the_read_back_fleet_readback_choos
     (alone_check,) = [t for t in load("roles/%s/tasks/verify.yml" % role) if "ansible.builtin.assert" in t]
     alone = alone_check["vars"]["__%s_verified" % role]
     assert "'read': __{0}_cluster.groups, 'readback': __{0}_readback.groups | default({{}})".format(role) in alone
-    assert "'roles': {{'{0}': {{'plan': __{0}_plan, 'pending': __{0}_pending}}}}".format(role) in alone
+    assert "'roles': {{'{0}': {{'plan': __{0}_plan, 'pending': __gpuci_decision.{0}.pending}}}}".format(role) in alone
     assert alone.rstrip().endswith("| gpuci.runners.fleet_readback }}")
     fleet = fleet_verify(fleet_play()["tasks"])["vars"]["_gpuci_verified"]
     assert "'read': __gpuci_cluster.groups, 'readback': __gpuci_readback.groups | default({})" in fleet
     (own_read,) = [t for t in load("roles/%s/tasks/alone.yml" % role) if "gpuci.runners.k8s_reads" in t]
-    assert own_read["gpuci.runners.k8s_reads"]["reads"] == "{{ __%s_pending.readback }}" % role
+    assert own_read["gpuci.runners.k8s_reads"]["reads"] == "{{ __gpuci_decision.%s.pending.readback }}" % role
     assert own_read["register"] == "__%s_readback" % role

@@ -46,7 +46,7 @@ def answers(**reads):
     return {role: {key: {"resources": objects} for key, objects in keys.items()} for role, keys in reads.items()}
 
 
-def facts_of(*args, **options):
+def decision_of(*args, **options):
     return fleet_decide(*args, **options)[0]
 
 
@@ -60,60 +60,59 @@ def policy(release, namespace):
 
 
 def test_an_empty_cluster_leaves_every_role_something_to_apply():
-    facts, refusals = fleet_decide(roles(), answers(), fleet=True)
+    outcome, refusals = fleet_decide(roles(), answers(), fleet=True)
     assert refusals == []
-    assert facts["__gpuci_fleet"]["decided"] == ["gpu_operator", "gitlab_runner", "arc_runners"]
-    assert facts["__gpuci_fleet"]["pending"] is True
+    assert outcome["decided"] == ["gpu_operator", "gitlab_runner", "arc_runners"]
+    assert outcome["pending"] is True
     for role in ("gpu_operator", "gitlab_runner", "arc_runners"):
-        assert facts["__%s_pending" % role]["settled"] is False
-        assert facts["__%s_pending" % role]["apply_releases"], role
-    summary = facts["__gpuci_fleet"]["summary"]
+        assert outcome[role]["pending"]["settled"] is False
+        assert outcome[role]["pending"]["apply_releases"], role
+    summary = outcome["summary"]
     assert [line.split(":")[0] for line in summary] == ["GPU Operator", "GitLab runner pools", "ARC"]
     assert all("To change:" in line for line in summary)
 
 
 def test_the_fleets_releases_and_reads_back_are_the_decided_roles_in_order():
-    facts = facts_of(roles(), answers(), fleet=True, run_tags=["gitlab_runner", "arc_runners"])
-    fleet = facts["__gpuci_fleet"]
-    runners, arc = facts["__gitlab_runner_pending"], facts["__arc_runners_pending"]
-    assert fleet["releases"] == runners["apply_releases"] + arc["apply_releases"]
-    assert fleet["readback"] == runners["readback"] + arc["readback"]
-    names = [release["name"] for release in fleet["releases"]]
+    outcome = decision_of(roles(), answers(), fleet=True, run_tags=["gitlab_runner", "arc_runners"])
+    runners, arc = outcome["gitlab_runner"]["pending"], outcome["arc_runners"]["pending"]
+    assert outcome["releases"] == runners["apply_releases"] + arc["apply_releases"]
+    assert outcome["readback"] == runners["readback"] + arc["readback"]
+    names = [release["name"] for release in outcome["releases"]]
     assert names[0] == "gitlab-runner-l40s" and "gpu-operator" not in names
-    settled = dict(facts["__gitlab_runner_pending"], settled=True, apply_releases=[], readback=[])
-    assert module._fleet_summary({"__gitlab_runner_pending": settled}, ["gitlab_runner"]) == {
-        "decided": ["gitlab_runner"], "pending": False, "summary": ["GitLab runner pools: " + settled["summary"]],
+    settled = dict(outcome["gitlab_runner"]["pending"], settled=True, apply_releases=[], readback=[])
+    assert module._fleet_summary({"gitlab_runner": {"pending": settled}}, ["gitlab_runner"]) == {
+        "pending": False, "summary": ["GitLab runner pools: " + settled["summary"]],
         "releases": [], "readback": []}
 
 
 def test_the_inventory_secrets_reach_only_the_objects_to_apply():
-    facts = facts_of(roles(operator=False), answers())
-    token_secret = next(o for o in facts["__gitlab_runner_pending"]["apply"] if o["kind"] == "Secret")
+    outcome = decision_of(roles(operator=False), answers())
+    token_secret = next(o for o in outcome["gitlab_runner"]["pending"]["apply"] if o["kind"] == "Secret")
     assert base64.b64decode(token_secret["data"]["runner-token"]).decode() == TOKEN
-    credentials = next(o for o in facts["__arc_runners_pending"]["apply"] if o["kind"] == "Secret")
+    credentials = next(o for o in outcome["arc_runners"]["pending"]["apply"] if o["kind"] == "Secret")
     assert base64.b64decode(credentials["data"]["github_token"]).decode() == GITHUB_TOKEN
     # The words of what will change name objects, never their data.
-    shown = repr([facts["__gitlab_runner_pending"]["summary"], facts["__arc_runners_pending"]["summary"]])
+    shown = repr([outcome["gitlab_runner"]["pending"]["summary"], outcome["arc_runners"]["pending"]["summary"]])
     assert TOKEN not in shown and GITHUB_TOKEN not in shown
 
 
 def test_a_gitlab_runner_role_with_state_absent_decides_removals_only():
     plan = gitlab_runner_plan(gitlab(gitlab_runner_state="absent"))
     account = {"metadata": {"name": "gitlab-runner-old", "namespace": "gitlab-runner"}}
-    facts = facts_of({"gitlab_runner": {"plan": plan, "pools": [POOL]}},
-                     answers(gitlab_runner={"accounts": [account]}))
-    assert facts["__gitlab_runner_pending"] == {}
-    assert facts["__gitlab_runner_removals"]["names"] == ["old", "l40s"]
+    outcome = decision_of({"gitlab_runner": {"plan": plan, "pools": [POOL]}},
+                          answers(gitlab_runner={"accounts": [account]}))
+    assert outcome["gitlab_runner"]["pending"] == {}
+    assert outcome["gitlab_runner"]["removals"]["names"] == ["old", "l40s"]
 
 
 def test_removals_follow_prune_from_the_plan():
     account = {"metadata": {"name": "gitlab-runner-forgotten", "namespace": "gitlab-runner"}}
     for prune, expected in ((True, ["forgotten"]), (False, [])):
         plan = gitlab_runner_plan(gitlab(gitlab_runner_prune=prune))
-        facts = facts_of({"gitlab_runner": {"plan": plan, "pools": [POOL]}},
-                         answers(gitlab_runner={"accounts": [account]}))
-        assert facts["__gitlab_runner_removals"]["names"] == expected
-        assert ("remove pool forgotten" in facts["__gitlab_runner_pending"]["steps"]) is prune
+        outcome = decision_of({"gitlab_runner": {"plan": plan, "pools": [POOL]}},
+                              answers(gitlab_runner={"accounts": [account]}))
+        assert outcome["gitlab_runner"]["removals"]["names"] == expected
+        assert ("remove pool forgotten" in outcome["gitlab_runner"]["pending"]["steps"]) is prune
 
 
 def test_a_second_gpu_operator_is_refused_and_the_own_release_is_not():
@@ -128,18 +127,18 @@ def test_a_second_gpu_operator_is_refused_and_the_own_release_is_not():
 
 
 def test_the_operator_deployment_is_awaited_by_name_until_it_exists():
-    facts = facts_of({"gpu_operator": {"plan": operator_plan()}}, answers())
-    assert facts["__gpu_operator_pending"]["unavailable"] == ["Deployment gpu-operator"]
+    outcome = decision_of({"gpu_operator": {"plan": operator_plan()}}, answers())
+    assert outcome["gpu_operator"]["pending"]["unavailable"] == ["Deployment gpu-operator"]
 
 
 def test_nodes_of_a_time_sliced_class_are_labelled_and_counted_pending():
     plan = operator_plan(gpu_operator_time_slicing={"a10": 4})
     assert plan["time_slicing"]["label_classes"] == ["a10"], plan["time_slicing"]
     node = {"kind": "Node", "metadata": {"name": "gpu-1", "labels": plan["time_slicing"]["class_selectors"]["a10"]}}
-    facts = facts_of({"gpu_operator": {"plan": plan}}, answers(gpu_operator={"nodes": [node]}))
-    patches = facts["__gpu_operator_node_patches"]
+    outcome = decision_of({"gpu_operator": {"plan": plan}}, answers(gpu_operator={"nodes": [node]}))
+    patches = outcome["gpu_operator"]["node_patches"]
     assert [patch["name"] for patch in patches] == ["gpu-1"]
-    assert patches[0]["summary"] in facts["__gpu_operator_pending"]["steps"]
+    assert patches[0]["summary"] in outcome["gpu_operator"]["pending"]["steps"]
 
 
 def test_each_role_reads_only_answers_its_plan_asks_for(monkeypatch):
@@ -172,19 +171,20 @@ def test_each_role_reads_only_answers_its_plan_asks_for(monkeypatch):
     (["all"], ["all"], []),
 ])
 def test_in_site_yml_the_run_tags_choose_who_decides(run_tags, skip_tags, decided):
-    facts = facts_of(roles(), answers(), fleet=True, run_tags=run_tags, skip_tags=skip_tags)
-    assert facts["__gpuci_fleet"]["decided"] == decided
-    assert sorted(key for key in facts if key.endswith("_pending")) == sorted("__%s_pending" % r for r in decided)
+    outcome = decision_of(roles(), answers(), fleet=True, run_tags=run_tags, skip_tags=skip_tags)
+    assert outcome["decided"] == decided
+    assert sorted(key for key in outcome if key in module.ROLES) == sorted(decided)
 
 
 def test_in_site_yml_a_role_that_converges_nothing_does_not_decide():
     chosen = roles()
     chosen["gitlab_runner"]["plan"] = gitlab_runner_plan(gitlab(gitlab_runner_state="absent"))
-    facts = facts_of(chosen, answers(), fleet=True)
-    assert facts["__gpuci_fleet"]["decided"] == ["gpu_operator", "arc_runners"]
+    outcome = decision_of(chosen, answers(), fleet=True)
+    assert outcome["decided"] == ["gpu_operator", "arc_runners"]
     # Alone, the same role decides its removals.
-    alone = facts_of({"gitlab_runner": chosen["gitlab_runner"]}, answers())
-    assert "__gitlab_runner_removals" in alone and "__gpuci_fleet" not in alone
+    alone = decision_of({"gitlab_runner": chosen["gitlab_runner"]}, answers())
+    assert alone["decided"] == ["gitlab_runner"] and "removals" in alone["gitlab_runner"]
+    assert "summary" not in alone and "releases" not in alone
 
 
 def test_selected_by_tags_is_ansibles_rule_for_tagged_tasks():
@@ -200,11 +200,13 @@ def test_an_unknown_role_is_named():
         fleet_decide({"gpu_canary": {"plan": {}}}, {})
 
 
-def test_the_action_hides_its_facts_and_shows_a_refusal():
+def test_the_action_hides_its_decision_and_shows_a_refusal():
     params = {"roles": roles(operator=False), "read": answers(), "fleet": True, "run_tags": ["all"], "skip_tags": []}
     result = decision(params, check_mode=False)
     # Ansible censors a result marked so at every verbosity, as a no_log task's.
-    assert result["_ansible_no_log"] is True and "__gitlab_runner_pending" in result["ansible_facts"]
+    assert result["_ansible_no_log"] is True and "pending" in result["gitlab_runner"]
+    # A result to register, never facts: Ansible's fact cache (jsonfile, redis, AWX) would keep the Secrets.
+    assert "ansible_facts" not in result and result["changed"] is False
     refused = decision(dict(params, roles={"gpu_operator": {"plan": operator_plan()}},
                             read=answers(gpu_operator={"policy": [policy("other", "elsewhere")]})), check_mode=False)
     assert refused["failed"] is True and "_ansible_no_log" not in refused and "ansible_facts" not in refused
@@ -213,10 +215,10 @@ def test_the_action_hides_its_facts_and_shows_a_refusal():
 
 def test_check_mode_reads_nothing_back():
     params = {"roles": roles(), "read": answers(), "fleet": True, "run_tags": ["all"], "skip_tags": []}
-    checked = decision(params, check_mode=True)["ansible_facts"]
-    assert all(checked["__%s_pending" % role]["readback"] == [] for role in checked["__gpuci_fleet"]["decided"])
-    real = decision(params, check_mode=False)["ansible_facts"]
-    assert any(real["__%s_pending" % role]["readback"] for role in real["__gpuci_fleet"]["decided"])
+    checked = decision(params, check_mode=True)
+    assert all(checked[role]["pending"]["readback"] == [] for role in checked["decided"])
+    real = decision(params, check_mode=False)
+    assert any(real[role]["pending"]["readback"] for role in real["decided"])
 
 
 def test_a_plan_without_what_decisions_need_is_our_error_not_the_inventorys():

@@ -1,6 +1,9 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""role_plan (plugins/action/role_plan.py): one step makes a role's plan (its plan filter's), keeps it as the role's fact and refuses its problems."""
+"""role_plan (plugins/action/role_plan.py): one step makes a role's plan (its plan filter's) and refuses its problems.
+
+The result is the plan, which each role's task registers as ``__<role>_plan``.
+"""
 import pathlib
 
 import pytest
@@ -27,10 +30,10 @@ def gitlab(**overrides):
                                             "gitlab_runner_gitlab_url": "https://gitlab.example.com/"}, **overrides))
 
 
-def test_the_plan_is_the_filters_kept_as_the_roles_fact():
+def test_the_result_is_the_filters_plan_and_no_fact():
     result = role_plan("gitlab_runner", gitlab())
-    assert result == {"changed": False, "ansible_facts": {"__gitlab_runner_plan": gitlab_runner_plan(gitlab())}}
-    assert result["ansible_facts"]["__gitlab_runner_plan"]["problems"] == []
+    assert result == dict(gitlab_runner_plan(gitlab()), changed=False)
+    assert result["problems"] == [] and "ansible_facts" not in result
 
 
 def test_every_problem_is_refused_in_one_message_naming_the_inventory_path():
@@ -40,7 +43,7 @@ def test_every_problem_is_refused_in_one_message_naming_the_inventory_path():
     assert "gitlab_runner_pools[name=l40s].gpus" in result["msg"] and "Bad_Name" in result["msg"]
     assert result["msg"].count("; ") >= 1
     # The run stops: the message is the whole answer, without the plan.
-    assert "ansible_facts" not in result
+    assert set(result) == {"changed", "failed", "msg"}
     assert "glrt-PLAN-SECRET" not in repr(result)
 
 
@@ -48,29 +51,29 @@ def test_refuse_false_keeps_the_plan_without_failing():
     bad = settings("gpu_operator", gpu_operator_values={"mig": {"strategy": "mixed"}})
     assert role_plan("gpu_operator", bad)["failed"] is True
     kept = role_plan("gpu_operator", bad, refuse=False)
-    assert "failed" not in kept and kept["ansible_facts"]["__gpu_operator_plan"]["problems"]
+    assert "failed" not in kept and kept["problems"]
 
 
 def test_the_gpu_operators_plan_warnings_are_ansible_warnings():
-    plan = role_plan("gpu_operator", settings("gpu_operator"))["ansible_facts"]["__gpu_operator_plan"]
-    assert plan["warnings"] == []
+    assert role_plan("gpu_operator", settings("gpu_operator"))["warnings"] == []
     warned = role_plan("gpu_operator", settings("gpu_operator", gpu_operator_values={"operator": {"defaultRuntime": "crio"}}))
-    assert warned["warnings"] == warned["ansible_facts"]["__gpu_operator_plan"]["warnings"]
+    # The plan's warnings are the result's: Ansible shows them.
     assert warned["warnings"][0].startswith("gpu_operator_values.operator.defaultRuntime is removed")
 
 
-def test_arc_says_when_nothing_of_it_is_declared_and_only_then():
+def test_arc_notes_when_nothing_of_it_is_declared_and_only_then():
+    # The action shows the notes as a line (test_fleet_decide_output.py runs it), never the whole plan.
     nothing = role_plan("arc_runners", settings("arc_runners", arc_runners_state="present"))
-    assert nothing["msg"] == NOTHING_DECLARED and nothing["_ansible_verbose_always"] is True
-    assert "msg" not in role_plan("arc_runners", settings("arc_runners", arc_runners_state="absent"))
-    assert "msg" not in role_plan("arc_runners", settings("arc_runners", arc_runners_controller_enabled=True))
+    assert nothing["notes"] == [NOTHING_DECLARED] and "_ansible_verbose_always" not in nothing
+    assert role_plan("arc_runners", settings("arc_runners", arc_runners_state="absent"))["notes"] == []
+    assert role_plan("arc_runners", settings("arc_runners", arc_runners_controller_enabled=True))["notes"] == []
 
 
-def test_the_canary_plans_under_its_own_fact():
+def test_the_canary_plans_too():
     canary = settings("gpu_canary", gpu_canary_gitlab_pools=[POOL], gpu_canary_arc_scale_sets=[],
                       gitlab_runner_pools=[POOL], arc_runners_scale_sets=None)
     result = role_plan("gpu_canary", canary)
-    assert list(result["ansible_facts"]) == ["__gpu_canary_plan"] and "failed" not in result
+    assert "failed" not in result and result["problems"] == [] and "lanes" in result
 
 
 def test_a_malformed_input_fails_as_the_filter_does():
@@ -78,7 +81,9 @@ def test_a_malformed_input_fails_as_the_filter_does():
         role_plan("gitlab_runner", gitlab(gitlab_runner_pools="l40s"))
 
 
-def test_each_role_names_its_own_fact():
-    assert dict((role, entry[2]) for role, entry in ROLE_PLANS.items()) == {
-        "gpu_operator": "__gpu_operator_plan", "gitlab_runner": "__gitlab_runner_plan",
-        "arc_runners": "__arc_runners_plan", "gpu_canary": "__gpu_canary_plan"}
+def test_each_role_registers_its_plan_under_its_own_name():
+    for role in ROLE_PLANS:
+        tasks = yaml.safe_load((ROLES / role / "tasks" / "preflight.yml").read_text())
+        [planning] = [task for task in tasks if "gpuci.runners.role_plan" in task]
+        assert planning["gpuci.runners.role_plan"]["role"] == role
+        assert planning["register"] == "__%s_plan" % role
