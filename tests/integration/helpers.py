@@ -152,8 +152,9 @@ class Playbooks:
     def run(self, playbook: str, *, inventory: Path | str = LOCAL_INVENTORY, extra_vars: dict | None = None,
             check: bool = False, diff: bool = False, verbosity: int = 0, tags: str | None = None,
             vars_files: tuple[Path, ...] = (), vault_password_file: Path | None = None,
-            timeout: float = 1200) -> PlaybookRun:
-        """vars_files: more `-e @file`, after extra_vars (Ansible Vault files, say, opened with vault_password_file)."""
+            timeout: float = 1200, env: dict[str, str] | None = None) -> PlaybookRun:
+        """vars_files: more `-e @file`, after extra_vars (Ansible Vault files, say, opened with vault_password_file);
+        env: more environment (ANSIBLE_* settings, say)."""
         cmd = [ansible_cli("ansible-playbook"), "-i", str(inventory)]
         path = Path(playbook)
         cmd.append(str(path if path.is_absolute() else REPO_ROOT / "playbooks" / playbook))
@@ -175,7 +176,7 @@ class Playbooks:
         # The testbed's helm and kubectl come first, whether or not make set PATH.
         env = dict(os.environ, ANSIBLE_CONFIG=str(REPO_ROOT / "ansible.cfg"), ANSIBLE_FORCE_COLOR="0",
                    ANSIBLE_NOCOLOR="1", GPUCI_KUBECONFIG=str(self.cluster.kubeconfig),
-                   PATH=f"{testbed_bin_path()}:{os.environ.get('PATH', '')}")
+                   PATH=f"{testbed_bin_path()}:{os.environ.get('PATH', '')}", **(env or {}))
         try:
             proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False)
         finally:

@@ -18,9 +18,14 @@ tokens in an encrypted vars file that the pools reference by template, the
 GitHub credentials as inline `!vault` values of the scale sets themselves
 (encrypted strings that reach the roles' plans untemplated). That they are
 found in their Secrets shows each was decrypted on its way there.
+
+Every run keeps Ansible's facts in a jsonfile fact cache, as an AWX job
+template with fact storage does (AWX then keeps them in its database and
+shows them with the host): the cache must hold none of the credentials.
 """
 from __future__ import annotations
 
+import base64
 import subprocess
 import uuid
 from pathlib import Path
@@ -119,14 +124,27 @@ def vault(tmp_path_factory) -> dict:
 
 @pytest.fixture(scope="module")
 def converged(testbed, playbooks, vault, tmp_path_factory) -> dict[str, PlaybookRun]:
-    """Both runner roles and the canary run at -vvv, removed again at the end."""
+    """Both runner roles and the canary run at -vvv, removed again at the end; facts kept in a jsonfile cache."""
     report_dir = tmp_path_factory.mktemp("canary_report")
-    runs = {SITE: playbooks.run(SITE, extra_vars=EXTRA_VARS, verbosity=3, tags=SITE_TAGS, **vault)}
-    runs.update({name: playbooks.run(name, extra_vars=EXTRA_VARS, verbosity=3, **vault) for name in ROLE_PLAYBOOKS})
+    fact_cache = tmp_path_factory.mktemp("fact_cache")
+    options = dict(vault, env={"ANSIBLE_CACHE_PLUGIN": "ansible.builtin.jsonfile",
+                               "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(fact_cache)})
+    # What the fact cache holds after each run: a later run may replace what an earlier one left.
+    cached = {}
+
+    def cache_text():
+        return "".join(path.read_text(errors="replace") for path in sorted(fact_cache.rglob("*")) if path.is_file())
+
+    runs = {SITE: playbooks.run(SITE, extra_vars=EXTRA_VARS, verbosity=3, tags=SITE_TAGS, **options)}
+    cached[SITE] = cache_text()
+    for name in ROLE_PLAYBOOKS:
+        runs[name] = playbooks.run(name, extra_vars=EXTRA_VARS, verbosity=3, **options)
+        cached[name] = cache_text()
     # The testbed runs no containers, so lanes may fail; only the report's contents matter here.
-    runs[CANARY] = playbooks.run(CANARY, verbosity=3, **vault,
+    runs[CANARY] = playbooks.run(CANARY, verbosity=3, **options,
                                  extra_vars={**EXTRA_VARS, "gpu_canary_report_dir": str(report_dir)})
-    yield {"runs": runs, "report_dir": report_dir}
+    cached[CANARY] = cache_text()
+    yield {"runs": runs, "report_dir": report_dir, "fact_cache": cached}
     playbooks.run(CANARY, extra_vars={**EXTRA_VARS, "gpu_canary_state": "absent"}, **vault)
     playbooks.run("arc_runners.yml", extra_vars={**EXTRA_VARS, "arc_runners_state": "absent"}, **vault)
     playbooks.run("gitlab_runner.yml", extra_vars={**EXTRA_VARS, "gitlab_runner_state": "absent"}, **vault)
@@ -179,3 +197,13 @@ def test_no_secret_in_the_proof_report(converged):
     assert files, "the canary wrote no report"
     leaked = {str(p): m for p in files for m in MARKERS if m in p.read_text(errors="replace")}
     assert not leaked
+
+
+@pytest.mark.parametrize("playbook", [*PLAYBOOKS, CANARY])
+def test_no_secret_in_the_fact_cache(converged, playbook):
+    """Neither plans nor decisions are facts: a persistent fact cache would keep the Secrets they hold."""
+    cached = converged["fact_cache"][playbook]
+    encoded = [base64.b64encode(marker.encode()).decode() for marker in (*GITLAB_TOKENS.values(), GITHUB_TOKEN)]
+    leaked = [marker for marker in (*MARKERS, *encoded) if marker in cached]
+    assert not leaked, f"after {playbook} the fact cache holds {leaked}"
+    assert "__gpuci_decision" not in cached and "_plan" not in cached, f"after {playbook}: {cached[:300]}"
