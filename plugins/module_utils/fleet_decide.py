@@ -186,15 +186,15 @@ def fleet_decide(roles, read, check_mode=False, fleet=False, run_tags=None, skip
             refusals.append(refusal)
     decision["decided"] = decided
     if fleet:
-        decision.update(_fleet_summary(decision, decided))
+        decision.update(_fleet_summary(decision))
     return decision, refusals
 
 
-def _fleet_summary(decision, decided):
-    """``{pending, summary, releases, readback}``: whether a role that decided found its plan not in place,
-    each one's pending changes in words, and what the fleet's converge applies of the releases and reads
-    back: every decided role's, in the roles' order (empty for a settled role)."""
-    pendings = [(role, decision[role]["pending"]) for role in decided]
+def _fleet_summary(decision):
+    """``{pending, summary, releases, readback}``: whether a role that decided (``decision["decided"]``) found its
+    plan not in place, each one's pending changes in words, and what the fleet's converge applies of the releases
+    and reads back: every decided role's, in the roles' order (empty for a settled role)."""
+    pendings = [(role, decision[role]["pending"]) for role in decision["decided"]]
     return {"pending": any(not pending["settled"] for _role, pending in pendings),
             "summary": ["%s: %s" % (ROLES[role][1], pending["summary"]) for role, pending in pendings],
             "releases": [release for _role, pending in pendings for release in pending["apply_releases"]],

@@ -80,7 +80,7 @@ def test_the_fleets_releases_and_reads_back_are_the_decided_roles_in_order():
     names = [release["name"] for release in outcome["releases"]]
     assert names[0] == "gitlab-runner-l40s" and "gpu-operator" not in names
     settled = dict(outcome["gitlab_runner"]["pending"], settled=True, apply_releases=[], readback=[])
-    assert module._fleet_summary({"gitlab_runner": {"pending": settled}}, ["gitlab_runner"]) == {
+    assert module._fleet_summary({"gitlab_runner": {"pending": settled}, "decided": ["gitlab_runner"]}) == {
         "pending": False, "summary": ["GitLab runner pools: " + settled["summary"]],
         "releases": [], "readback": []}
 
