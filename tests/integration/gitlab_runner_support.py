@@ -178,10 +178,13 @@ def scoped_snapshot(cluster: Cluster, namespaces: set[str], names: set[str]) -> 
 
 
 class StandInJobs:
-    """Queue jobs on the testbed's GitLab stand-in and read back what the runner reported.
+    """Register runners on the testbed's GitLab stand-in, queue jobs, read back what the runner reported.
 
-    The stand-in hands a job only to the runner whose token it was queued for;
-    the test names the token, the stand-in keeps only its fingerprint.
+    The stand-in routes a job as GitLab does: to a runner whose tag_list holds
+    all the job's tags (an untagged job only to one with run_untagged, none to
+    a paused one). A runner's tags live in GitLab, not in config.toml, so a
+    test registers its pools' runners with the tags an admin would have given
+    them (lib/gitlab_seed.py derives them as the gitlab_runner role would).
     """
 
     def __init__(self, base_url: str):
@@ -194,11 +197,17 @@ class StandInJobs:
         with urllib.request.urlopen(request, timeout=10) as response:
             return json.loads(response.read())
 
-    def queue(self, runner_token: str, script: list[str], image: str, name: str) -> int:
-        from gitlab_standin import token_fingerprint  # tools/testbed, put on sys.path by conftest.py
+    def register_runners(self, pools: list[dict]) -> None:
+        """Make (or update) the runner of each pool with a `glrt-` token, with the pool's tags."""
+        from lib.gitlab_seed import seed_runners  # tools/testbed, put on sys.path by conftest.py
 
+        for runner in seed_runners(pools):
+            self._call("POST", "/gpuci-standin/runners", runner)
+
+    def queue(self, tags: list[str], script: list[str], image: str, name: str) -> int:
+        """A job for whichever runner may take these tags; its id."""
         return self._call("POST", "/gpuci-standin/jobs", {
-            "runner_token_sha256": token_fingerprint(runner_token), "script": script, "image": image, "name": name,
+            "tags": tags, "script": script, "image": image, "name": name,
         })["id"]
 
     def job(self, job_id: int) -> dict:

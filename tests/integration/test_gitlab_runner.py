@@ -70,8 +70,10 @@ def pools(tokens: dict[str, str] = TOKENS) -> list[dict]:
         {"name": "cpu", "namespace": CPU_JOBS_NS, "cpu_request": "500m", "memory_request": "1Gi",
          "token": tokens["cpu"]},
         # Its jobs run on the real node, privileged as a dri or docker-in-docker pool would be.
+        # Its tags route the end-to-end jobs to it alone (the stand-in routes by tags, as GitLab does).
         {"name": "cpu-real", "namespace": CPU_JOBS_NS, "cpu_request": "100m", "memory_request": "64Mi",
-         "image": BASE_IMAGE, "privileged": True, "node_selector": {REAL_NODE_LABEL: "true"},
+         "tags": ["cpu", "real-node"], "image": BASE_IMAGE, "privileged": True,
+         "node_selector": {REAL_NODE_LABEL: "true"},
          "tolerations": [dict(REAL_NODE_TAINT, operator="Equal")], "token": tokens["cpu-real"]},
     ]
 
@@ -355,11 +357,13 @@ def real_jobs(fleet, real_components):
     {"ok"|"failing": (the job as the stand-in saw it, the job pod as the runner created it)}."""
     real_components.require("gitlab-runner")
     standin = StandInJobs(f"http://{REAL_NODE_IP}:{GITLAB_STANDIN_PORT}")
-    token = TOKENS[E2E_POOL]
+    # As a GitLab admin made them: the runners of our pools' tokens, with the pools' tags.
+    standin.register_runners(pools())
+    tags = next(p["tags"] for p in pools() if p["name"] == E2E_POOL)
     queued = {
-        "ok": standin.queue(token, [f"echo gpuci-e2e-{RUN_ID}", "grep CapEff /proc/self/status", "id -u"],
+        "ok": standin.queue(tags, [f"echo gpuci-e2e-{RUN_ID}", "grep CapEff /proc/self/status", "id -u"],
                             BASE_IMAGE, "e2e-ok"),
-        "failing": standin.queue(token, [f"echo gpuci-e2e-fails-{RUN_ID}", "exit 7"], BASE_IMAGE, "e2e-failing"),
+        "failing": standin.queue(tags, [f"echo gpuci-e2e-fails-{RUN_ID}", "exit 7"], BASE_IMAGE, "e2e-failing"),
     }
     pods: dict[int, dict] = {}
     deadline = time.monotonic() + 300
@@ -383,6 +387,8 @@ def test_the_real_runner_runs_a_job_on_the_real_node(real_jobs):
     trace = trace_text(job["trace"])
     assert f"gpuci-e2e-{RUN_ID}" in trace
     assert "Using Kubernetes executor" in trace
+    # It cloned the stand-in's project over HTTP with its job token, at the commit the stand-in sent.
+    assert f"Checking out {job['sha'][:8]} as detached HEAD (ref is main)" in trace, trace[-3000:]
     assert pod is not None, "the runner's job pod was never seen"
     assert pod["spec"]["nodeName"] == REAL_NODE
     # The build container was privileged for real: it held CAP_SYS_ADMIN.

@@ -38,6 +38,9 @@ SERVICE_HOST = "10.96.0.1"  # the `kubernetes` Service's ClusterIP (first addres
 # The GitLab stand-in (gitlab_standin.py) listens on the node bridge, where the
 # real node's pods reach it: inventories/local points its pools there.
 GITLAB_STANDIN_PORT = 18880
+# Its projects' bare repositories, and the runners it starts with (lib/gitlab_seed.py), under the node folder.
+GITLAB_STANDIN_REPOS = "gitlab-repos"
+GITLAB_STANDIN_RUNNERS = "gitlab-runners.json"
 # The kubelet serves device-plugin registration at this fixed path, whatever
 # its --root-dir (k8s.io/kubelet's DevicePluginPath): the one thing the real
 # node writes outside the state folder besides its bridge; `down` removes it.
@@ -203,6 +206,8 @@ def prepare(layout: Layout) -> dict[str, Path]:
     kubeconfig = layout.node_dir / "kubelet" / "kubeconfig"
     kubeconfig.write_text(yaml.safe_dump(kubelet_kubeconfig(layout)))
     kubeconfig.chmod(0o600)
+    from . import gitlab_seed  # the stand-in's runners: inventories/local's pools, with their tags
+    gitlab_seed.write_seed(layout.node_dir / GITLAB_STANDIN_RUNNERS)
     if not DEVICE_PLUGIN_DIR.parent.exists():
         (layout.node_dir / "made-var-lib-kubelet").touch()  # so `down` knows the folder is ours
     # The kubelet keeps its device allocations in a checkpoint in that fixed
@@ -233,7 +238,9 @@ def commands(layout: Layout, bins: dict[str, Path],
                            "--to", f"127.0.0.1:{layout.apiserver_port}"], env),
         ("gitlab-standin", [sys.executable, str(TOOLS_DIR / "gitlab_standin.py"),
                             "--listen", f"{REAL_NODE_IP}:{GITLAB_STANDIN_PORT}",
-                            "--record", str(layout.node_dir / "gitlab-standin.jsonl")], env),
+                            "--record", str(layout.node_dir / "gitlab-standin.jsonl"),
+                            "--repos", str(layout.node_dir / GITLAB_STANDIN_REPOS),
+                            "--runners", str(layout.node_dir / GITLAB_STANDIN_RUNNERS)], env),
         ("kubelet", [str(bins["kubelet"]), f"--config={kubelet_dir / 'config.yaml'}",
                      f"--kubeconfig={kubelet_dir / 'kubeconfig'}", f"--root-dir={kubelet_dir / 'root'}",
                      f"--hostname-override={REAL_NODE}", f"--node-ip={REAL_NODE_IP}",
