@@ -90,8 +90,8 @@ from lib.gitlab_payload import job_payload
 from lib.gitlab_pipelines import CONFIG_FILE, ConfigError, Pipelines, job_object, parse_ci_config, pipeline_object, \
     rolled_up
 from lib.gitlab_repos import DEFAULT_BRANCH, GitError, Repos
-from lib.gitlab_state import (  # noqa: F401 (runner_id: tests import it from here)
-    ACCESS_TOKEN_PREFIX, TRACE_UPDATE_INTERVAL_S, VERSION, JobBoard, RunnerRegistry, runner_id, token_fingerprint,
+from lib.gitlab_state import (
+    ACCESS_TOKEN_PREFIX, TRACE_UPDATE_INTERVAL_S, VERSION, JobBoard, RunnerRegistry, token_fingerprint,
 )
 
 CONTENT_RANGE = re.compile(r"^(\d+)-(\d+)$")
@@ -194,7 +194,7 @@ class StandIn(BaseHTTPRequestHandler):
         return str(self._json().get("token") or self.headers.get("JOB-TOKEN", ""))
 
     def _handle(self, method: str) -> None:
-        path, _, self.query = self.path.partition("?")
+        path, _mark, self.query = self.path.partition("?")
         self.raw = self._read_body()
         git = GIT_PATH.match(path)
         if git and not path.startswith(("/api/", "/gpuci-standin/")):
@@ -237,11 +237,11 @@ class StandIn(BaseHTTPRequestHandler):
         """Serve a clone or fetch with git-http-backend, to a running job of this project (as GitLab does)."""
         project = self.repos.find_by_path(project_path)
         label = f"/{project_path}.git{rest}"
-        user, _, password = "", "", ""
+        user, password = "", ""
         auth = self.headers.get("Authorization", "")
         if auth.startswith("Basic "):
             try:
-                user, _, password = base64.b64decode(auth[6:]).decode().partition(":")
+                user, _colon, password = base64.b64decode(auth[6:]).decode().partition(":")
             except (ValueError, UnicodeDecodeError):
                 pass
         if project is None:
@@ -257,7 +257,7 @@ class StandIn(BaseHTTPRequestHandler):
         process = self.repos.http_backend(project, rest, method, self.query, self.headers, self.raw, user)
         status, headers = 200, []
         while (line := process.stdout.readline().rstrip(b"\r\n")):
-            name, _, value = line.decode("latin-1").partition(":")
+            name, _colon, value = line.decode("latin-1").partition(":")
             if name.lower() == "status":
                 status = int(value.split()[0])
             else:
@@ -360,7 +360,7 @@ class StandIn(BaseHTTPRequestHandler):
 
     def _project_object(self, project: dict) -> dict:
         url = f"{self._server_url()}/{project['path']}"
-        namespace, _, name = project["path"].rpartition("/")
+        namespace, _slash, name = project["path"].rpartition("/")
         return {"id": project["id"], "name": name, "path": name, "path_with_namespace": project["path"],
                 "name_with_namespace": project["path"].replace("/", " / "), "default_branch": DEFAULT_BRANCH,
                 "web_url": url, "http_url_to_repo": f"{url}.git", "visibility": "private",

@@ -47,8 +47,8 @@ def _post(url, body, headers=None):
     return status, data
 
 
-def _get_json(url, headers=ACCESS):
-    status, _headers, data = _call(url, "GET", headers=headers)
+def _get_json(url):
+    status, _headers, data = _call(url, "GET", headers=ACCESS)
     assert status == 200, (url, status, data)
     return json.loads(data)
 
@@ -78,7 +78,7 @@ def test_verify_and_request_for_a_runner_token(standin):
     base, record = standin
     status, body = _post(base + "/api/v4/runners/verify", {"token": TOKEN})
     assert status == 200
-    assert json.loads(body)["id"] == gitlab_standin.runner_id(TOKEN)
+    assert json.loads(body)["id"] == gitlab_state.runner_id(TOKEN)
     assert _post(base + "/api/v4/jobs/request", {"token": TOKEN})[0] == 204
     assert _post(base + "/api/v4/runners/verify", {"token": "not-a-runner-token"})[0] == 403
     assert _post(base + "/api/v4/unknown", {"token": TOKEN})[0] == 404

@@ -24,7 +24,7 @@ def predefined_variables(job: dict, server_url: str) -> dict[str, str]:
     """The predefined CI/CD variables a job script can rely on (a subset of GitLab's)."""
     project, ref, sha = job["project"], job["ref"], job["sha"]
     host_port = server_url.split("://", 1)[1]
-    host, _, port = host_port.partition(":")
+    host, _colon, port = host_port.partition(":")
     return {
         "CI": "true", "GITLAB_CI": "true",
         "CI_SERVER_URL": server_url, "CI_SERVER_HOST": host, "CI_SERVER_PORT": port or "80",
