@@ -260,8 +260,13 @@ def test_a_commit_through_the_api_is_read_back(standin):
     # The API commits what it is told: creating it again is GitLab's 400; the caller compares first.
     assert _post(base + PROJECT + "/repository/commits", commit, ACCESS)[0] == 400
     update = dict(commit, actions=[dict(commit["actions"][0], action="update", content="echo changed\n")])
-    assert _post(base + PROJECT + "/repository/commits", update, ACCESS)[0] == 201
+    status, first = _post(base + PROJECT + "/repository/commits", update, ACCESS)
+    assert status == 201
     assert _call(raw, "GET", headers=ACCESS)[2] == b"echo changed\n"
+    # An identical update is committed too (a new commit, same tree): telling "unchanged" is the caller's
+    # job, by reading the file first.
+    status, again = _post(base + PROJECT + "/repository/commits", update, ACCESS)
+    assert status == 201 and json.loads(again)["id"] != json.loads(first)["id"]
     assert _call(base + PROJECT + "/repository/files/README.md/raw?ref=nope", "GET", headers=ACCESS)[0] == 404
     assert ACCESS["PRIVATE-TOKEN"] not in record.read_text()
 
