@@ -1,0 +1,3 @@
+module gitlab.com/gitlab-org/fleeting/fleeting
+
+go 1.24

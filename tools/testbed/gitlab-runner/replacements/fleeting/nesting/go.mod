@@ -1,0 +1,3 @@
+module gitlab.com/gitlab-org/fleeting/nesting
+
+go 1.24
