@@ -2,10 +2,11 @@
 # Variables such as $cache and the pinned versions come from lib/common.sh.
 # shellcheck disable=SC2154
 # Build the container image archives the testbed's real node imports (no
-# registry is reachable): the pod sandbox (pause) and a Debian base for test
-# and canary pods. The images the charts' own components run are not built
-# here (their sources are not served by the Go module proxy): they are
-# provided as archives, see tools/testbed/lib/images.py and
+# registry is reachable): the pod sandbox (pause), a Debian base for test
+# and canary pods, and GitLab Runner's manager and helper images around the
+# binaries build.sh made from GitLab Runner's Go module. The other charts'
+# images are not built here (their sources are not served by the Go module
+# proxy): they are provided as archives, see tools/testbed/lib/images.py and
 # docs/testbed-images.md.
 #   build-images.sh                   build what is missing
 #   build-images.sh --print-archives  list the archives built, one a line
@@ -42,11 +43,69 @@ build_base() {
     --label "gpuci.runners/built-by=tools/testbed"
 }
 
+# GitLab Runner's images, named as the testbed's own (never as the official
+# ones: inventories/local points its pools at them through the role's
+# variables). Their archive names carry the binaries' cache key, so a rebuilt
+# runner gives new archives.
+RUNNER_REF=gpuci.local/testbed/gitlab-runner:v$GITLAB_RUNNER_VERSION
+HELPER_REF=gpuci.local/testbed/gitlab-runner-helper:x86_64-v$GITLAB_RUNNER_VERSION
+runner_bin=$(bash "$here/build.sh" --print-paths | tr ':' '\n' | grep '/gitlab-runner-[0-9a-f]*/bin$')
+runner_key=$(basename "$(dirname "$runner_bin")")
+runner_archive=$images_dir/$runner_key-manager.tar
+helper_archive=$images_dir/$runner_key-helper.tar
+
+# What the chart's manager container and the executor's helper container
+# run besides the binaries: bash and coreutils (the chart's scripts), dumb-init
+# (the chart's command), procps (pgrep: the readiness probe), git and CA
+# certificates (the helper clones).
+runner_root_tar() {
+  local tarball=$cache/debian-gitlab-runner-root-bookworm.tar
+  local mirror=${GPUCI_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+  if [ ! -s "$tarball" ]; then
+    command -v mmdebstrap >/dev/null || { log "installing mmdebstrap (Debian package)"; apt-get install -y -qq mmdebstrap >&2; }
+    log "building the GitLab Runner images' Debian root with mmdebstrap"
+    mmdebstrap --quiet --format=tar --variant=minbase --include=bash,ca-certificates,dumb-init,git,procps \
+      bookworm "$tarball.partial" "deb $mirror bookworm main" >&2
+    mv "$tarball.partial" "$tarball"
+  fi
+  echo "$tarball"
+}
+
+# /usr/bin/<binary>, and for the manager the chart's /entrypoint (upstream's
+# image has one that installs CA certificates, then runs gitlab-runner).
+runner_layer() {
+  local layer=$1 binary=$2
+  mkdir -p "$layer/usr/bin" "$layer/home/gitlab-runner"
+  cp "$runner_bin/$binary" "$layer/usr/bin/$binary"
+  if [ "$binary" = gitlab-runner ]; then
+    printf '#!/bin/bash\n# gpuci.runners testbed image: what the chart runs as /entrypoint.\nexec /usr/bin/gitlab-runner "$@"\n' \
+      > "$layer/entrypoint"
+    chmod 0755 "$layer/entrypoint"
+  fi
+}
+
+build_gitlab_runner_images() {
+  [ -x "$runner_bin/gitlab-runner" ] || { echo "gitlab-runner is not built; run: bash tools/testbed/build.sh gitlab-runner" >&2; exit 1; }
+  [ -s "$runner_archive" ] && [ -s "$helper_archive" ] && { log "GitLab Runner images cached"; return; }
+  local root work; root=$(runner_root_tar); work=$(mktemp -d)
+  runner_layer "$work/manager" gitlab-runner
+  runner_layer "$work/helper" gitlab-runner-helper
+  local labels=(--label "org.opencontainers.image.version=$GITLAB_RUNNER_VERSION"
+    --label "gpuci.runners/built-by=tools/testbed (GitLab Runner from its Go module; test harness only)")
+  make_image "$RUNNER_REF" "$runner_archive" --base-tar "$root" --layer "$work/manager" \
+    --entrypoint '["/usr/bin/dumb-init", "/entrypoint"]' --cmd '["run", "--working-directory=/home/gitlab-runner"]' \
+    --user 100 "${labels[@]}"
+  make_image "$HELPER_REF" "$helper_archive" --base-tar "$root" --layer "$work/helper" \
+    --cmd '["/bin/bash"]' "${labels[@]}"
+  rm -rf "$work"
+}
+
 if [ "${1:-}" = --print-archives ]; then
-  for f in "$pause_archive" "$base_archive"; do [ -s "$f" ] && echo "$f"; done
+  for f in "$pause_archive" "$base_archive" "$runner_archive" "$helper_archive"; do [ -s "$f" ] && echo "$f"; done
   exit 0
 fi
 
 build_pause
 build_base
+build_gitlab_runner_images
 log "images ready under $images_dir"

@@ -6,7 +6,7 @@
 #   ${GPUCI_TESTBED_CACHE:-~/.cache/gpuci-testbed}/<component>-<version>/bin
 # A component whose binaries are already there is not rebuilt.
 # Usage: build.sh [component ...]
-#   (kubernetes etcd kwok helm nvidia-ctk containerd runc cni device-plugin netsetup;
+#   (kubernetes etcd kwok helm nvidia-ctk containerd runc cni device-plugin netsetup gitlab-runner;
 #   default all; the Docker tier's kind harness adds kind, etcd-kind and
 #   coredns-kind)
 # kubernetes includes the kubelet; containerd, runc and the CNI plugins make the
@@ -154,6 +154,34 @@ build_own() {
     go build -ldflags "-s -w" -o "$dir/bin/$binary" .)
 }
 
+# GitLab Runner's manager and helper (tools/testbed/gitlab-runner): our mains
+# over GitLab Runner's published Go module, with small replacements for the
+# modules the proxy refuses (tools/testbed/gitlab-runner/replacements). Stamped
+# as upstream stamps a release: the version from the module's VERSION file,
+# the revision from its pseudo-version. Cached under a hash of our sources.
+gitlab_runner_dir() {
+  local sum
+  sum=$(cd "$testbed_dir/gitlab-runner" && find . -type f \( -name '*.go' -o -name 'go.mod' -o -name 'go.sum' \) \
+    -print0 | sort -z | xargs -0 cat | sha256sum)
+  echo "$cache/gitlab-runner-${sum:0:12}"
+}
+
+build_gitlab_runner() {
+  local dir; dir=$(gitlab_runner_dir)
+  have "$dir" gitlab-runner gitlab-runner-helper && { log "gitlab-runner cached"; return; }
+  local src=$testbed_dir/gitlab-runner module=gitlab.com/gitlab-org/gitlab-runner
+  local info version revision
+  info=$(cd "$src" && GOFLAGS="$GOFLAGS -mod=mod" go list -m -f '{{.Dir}} {{.Version}}' "$module")
+  version=$(cat "${info% *}/VERSION")
+  [ "$version" = "$GITLAB_RUNNER_VERSION" ] || {
+    echo "error: go.mod builds GitLab Runner $version, versions.env says $GITLAB_RUNNER_VERSION" >&2; exit 1; }
+  revision=${info##*-}; revision=${revision:0:8}
+  local ldflags="-s -w -X $module/common.VERSION=$version -X $module/common.REVISION=$revision"
+  log "building gitlab-runner $version ($revision): manager and helper"
+  (cd "$src" && GOFLAGS="$GOFLAGS -mod=mod" with_progress "gitlab-runner $version" \
+    go build -ldflags "$ldflags" -o "$dir/bin/" ./cmd/gitlab-runner ./cmd/gitlab-runner-helper)
+}
+
 # The real node's container runtime: containerd 2.x (daemon, shim, ctr).
 build_containerd() {
   local dir=$cache/containerd-$CONTAINERD_VERSION
@@ -212,12 +240,12 @@ if [ "${1:-}" = --print-paths ]; then
   printf '%s:' "$(kubernetes_dir)/bin" "$cache/etcd-$ETCD_VERSION/bin" \
     "$cache/kwok-$KWOK_VERSION/bin" "$cache/helm-$HELM_VERSION/bin" "$cache/nvidia-ctk-$NVIDIA_CTK_VERSION/bin" \
     "$cache/containerd-$CONTAINERD_VERSION/bin" "$cache/runc-$RUNC_VERSION/bin" \
-    "$cache/cni-plugins-$CNI_PLUGINS_VERSION/bin" "$(own_dir deviceplugin)/bin" "$(own_dir netsetup)/bin" | sed 's/:$//'
+    "$cache/cni-plugins-$CNI_PLUGINS_VERSION/bin" "$(own_dir deviceplugin)/bin" "$(own_dir netsetup)/bin" "$(gitlab_runner_dir)/bin" | sed 's/:$//'
   exit 0
 fi
 
 components=("$@")
-[ ${#components[@]} -gt 0 ] || components=(kwok helm etcd nvidia-ctk kubernetes containerd runc cni device-plugin netsetup)
+[ ${#components[@]} -gt 0 ] || components=(kwok helm etcd nvidia-ctk kubernetes containerd runc cni device-plugin netsetup gitlab-runner)
 for c in "${components[@]}"; do
   case $c in
     kubernetes) build_kubernetes ;;
@@ -233,6 +261,7 @@ for c in "${components[@]}"; do
     cni) build_cni ;;
     device-plugin) build_own deviceplugin gpuci-device-plugin ;;
     netsetup) build_own netsetup gpuci-netsetup ;;
+    gitlab-runner) build_gitlab_runner ;;
     *) echo "unknown component: $c" >&2; exit 2 ;;
   esac
 done
