@@ -24,7 +24,9 @@ import yaml
 REPO = Path(__file__).resolve().parents[2]
 TESTBED = REPO / "tools" / "testbed"
 sys.path.insert(0, str(TESTBED))
-from lib.images import UPSTREAM_IMAGES, provided_dir  # noqa: E402
+from lib.images import (  # noqa: E402
+    COMPONENT_IMAGES, GITLAB_RUNNER_HELPER_IMAGE, GITLAB_RUNNER_IMAGE, UPSTREAM_IMAGES, provided_dir,
+)
 from lib.layout import charts_dir  # noqa: E402
 
 CHARTS = charts_dir()
@@ -102,24 +104,26 @@ def _assert_named(image, ref):
 
 
 def test_expected_references_are_what_the_charts_deploy():
-    """tools/testbed/lib/images.py names, per component, exactly the images the real charts ask for."""
+    """tools/testbed/lib/images.py names, per provided component, exactly the images the real charts ask for."""
     arc = Chart(CHARTS / "gha-runner-scale-set-controller-0.14.2.tgz")
     operator = Chart(CHARTS / "gpu-operator-v26.7.0.tgz")
-    runner = Chart(CHARTS / "gitlab-runner-0.86.0.tgz")
     operator_version = operator.meta["appVersion"]
-    runner_image = runner.values["image"]
     assert UPSTREAM_IMAGES == {
         "arc-controller": (f"{arc.values['image']['repository']}:{arc.values['image']['tag'] or arc.meta['appVersion']}",),
         "gpu-operator": (_operand_ref(operator.values, "operator", operator_version),),
         "device-plugin": (_operand_ref(operator.values, "devicePlugin", operator_version),),
-        # The manager is the chart's image; the helper is what the Kubernetes
-        # executor puts in every job pod unless helper_image is set:
-        # <registry>/gitlab-runner-helper:<arch>-v<version>.
-        "gitlab-runner": (
-            f"{runner_image['registry']}/{runner_image['image']}:alpine-v{runner.meta['appVersion']}",
-            f"{runner_image['registry']}/{runner_image['image']}/gitlab-runner-helper:x86_64-v{runner.meta['appVersion']}",
-        ),
     }
+
+
+def test_gitlab_runner_is_built_under_the_testbeds_own_names():
+    """GitLab Runner is built here (tools/testbed/gitlab-runner), never passed off as the chart's official image."""
+    runner = Chart(CHARTS / "gitlab-runner-0.86.0.tgz")
+    official = runner.values["image"]["registry"]
+    assert COMPONENT_IMAGES["gitlab-runner"] == (GITLAB_RUNNER_IMAGE, GITLAB_RUNNER_HELPER_IMAGE)
+    for ref in COMPONENT_IMAGES["gitlab-runner"]:
+        assert ref.startswith("gpuci.local/testbed/") and official not in ref
+    # The testbed runs a newer runner than the chart's appVersion: the one the proxy serves.
+    assert runner.meta["appVersion"] not in GITLAB_RUNNER_IMAGE
 
 
 # --- ARC controller ---------------------------------------------------------

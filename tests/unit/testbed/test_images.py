@@ -1,10 +1,16 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Which charts' components the testbed runs for real: those whose every image containerd holds."""
+from pathlib import Path
+
+import yaml
+
 from lib import images
 from lib.layout import Layout
 
-RUNNER, HELPER = images.UPSTREAM_IMAGES["gitlab-runner"]
+REPO = Path(__file__).resolve().parents[3]
+
+RUNNER, HELPER = images.COMPONENT_IMAGES["gitlab-runner"]
 OPERATOR = images.UPSTREAM_IMAGES["gpu-operator"][0]
 
 
@@ -33,3 +39,13 @@ def test_provided_archives_come_after_the_testbeds_own(tmp_path, monkeypatch):
     archives = images.archives()
     assert archives[0].name.startswith("pause-")
     assert [p.name for p in archives[-2:]] == ["a.tar", "b.tar"]
+
+
+def test_the_local_inventory_names_the_runner_images_the_testbed_builds():
+    """inventories/local sets the chart's image values and helper_image to exactly what build-images.sh builds."""
+    inventory = yaml.safe_load((REPO / "inventories/local/group_vars/all/gitlab_runner.yml").read_text())
+    manager = inventory["gpuci_testbed_gitlab_runner_image"]
+    assert f"{manager['registry']}/{manager['image']}:{manager['tag']}" == RUNNER
+    assert inventory["gpuci_testbed_gitlab_runner_helper_image"] == HELPER
+    assert all(pool["helper_image"] == "{{ gpuci_testbed_gitlab_runner_helper_image }}"
+               for pool in inventory["gitlab_runner_pools"])

@@ -3,14 +3,16 @@
 """The image archives the real node imports, and which charts' components can run for real.
 
 No registry is reachable, so every image arrives as an archive:
-- built here by tools/testbed/build-images.sh: the pod sandbox (pause) and a
-  Debian base for test and canary pods;
-- provided: the images the charts' own components run (the GPU Operator, the
-  ARC controller, the gitlab-runner manager and its helper, the device plugin).
-  Their sources are not served by the Go module proxy this machine reaches, so
-  the project cannot build them; a maintainer puts each image's archive
-  (`docker save` of the official image, or any build of the same reference) in
-  the provided-images folder (docs/testbed-images.md).
+- built here by tools/testbed/build-images.sh: the pod sandbox (pause), a
+  Debian base for test and canary pods, and GitLab Runner's manager and helper
+  (built from GitLab Runner's Go module, tools/testbed/gitlab-runner, under the
+  testbed's own names: inventories/local points its pools at them);
+- provided: the images the other charts' components run (the GPU Operator,
+  the ARC controller, the device plugin). Their sources are not served by the
+  Go module proxy this machine reaches, so the project cannot build them; a
+  maintainer puts each image's archive (`docker save` of the official image,
+  or any build of the same reference) in the provided-images folder
+  (docs/testbed-images.md).
 
 A component whose images are all on the real node runs there for real
 (inventories/local reads real-components.json); otherwise it runs on the
@@ -39,15 +41,19 @@ PAUSE_IMAGE = f"registry.k8s.io/pause:{pinned('PAUSE_VERSION')}"
 # A Debian bookworm root (mmdebstrap) for test and canary pods on the real node.
 BASE_IMAGE = "gpuci.local/testbed/debian:bookworm"
 
+# GitLab Runner as the testbed builds it (build-images.sh names them so).
+GITLAB_RUNNER_IMAGE = f"gpuci.local/testbed/gitlab-runner:v{pinned('GITLAB_RUNNER_VERSION')}"
+GITLAB_RUNNER_HELPER_IMAGE = f"gpuci.local/testbed/gitlab-runner-helper:x86_64-v{pinned('GITLAB_RUNNER_VERSION')}"
+
 # The exact references the charts in ../shared/charts make the kubelet ask for
 # (tests/unit/test_testbed_upstream_images.py derives them from the charts).
 UPSTREAM_IMAGES = {
     "gpu-operator": ("nvcr.io/nvidia/gpu-operator:v26.7.0",),
     "arc-controller": ("ghcr.io/actions/gha-runner-scale-set-controller:0.14.2",),
-    "gitlab-runner": ("registry.gitlab.com/gitlab-org/gitlab-runner:alpine-v18.9.0",
-                      "registry.gitlab.com/gitlab-org/gitlab-runner/gitlab-runner-helper:x86_64-v18.9.0"),
     "device-plugin": ("nvcr.io/nvidia/k8s-device-plugin:v0.20.0",),
 }
+# The images each component needs on the real node to run there for real.
+COMPONENT_IMAGES = {**UPSTREAM_IMAGES, "gitlab-runner": (GITLAB_RUNNER_IMAGE, GITLAB_RUNNER_HELPER_IMAGE)}
 REAL_COMPONENTS_FILE = "real-components.json"
 
 
@@ -72,13 +78,13 @@ def archives() -> list[Path]:
 
 def real_components(references: set[str]) -> list[str]:
     """The components whose every image is among `references` (what containerd holds)."""
-    return sorted(name for name, refs in UPSTREAM_IMAGES.items() if set(refs) <= references)
+    return sorted(name for name, refs in COMPONENT_IMAGES.items() if set(refs) <= references)
 
 
 def missing_images(references: set[str]) -> dict[str, list[str]]:
     """Per component, the images containerd lacks."""
     return {name: [r for r in refs if r not in references]
-            for name, refs in UPSTREAM_IMAGES.items() if not set(refs) <= references}
+            for name, refs in COMPONENT_IMAGES.items() if not set(refs) <= references}
 
 
 def write_real_components(layout: Layout, references: set[str]) -> list[str]:
