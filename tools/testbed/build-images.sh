@@ -72,7 +72,9 @@ runner_root_tar() {
 }
 
 # /usr/bin/<binary>, and for the manager the chart's /entrypoint (upstream's
-# image has one that installs CA certificates, then runs gitlab-runner).
+# image has one that installs CA certificates, then runs gitlab-runner). The
+# manager stops on SIGQUIT as upstream's image does: GitLab Runner's graceful
+# stop (no new jobs, running ones finish), where SIGTERM would abort them.
 runner_layer() {
   local layer=$1 binary=$2
   mkdir -p "$layer/usr/bin" "$layer/home/gitlab-runner"
@@ -94,7 +96,7 @@ build_gitlab_runner_images() {
     --label "gpuci.runners/built-by=tools/testbed (GitLab Runner from its Go module; test harness only)")
   make_image "$RUNNER_REF" "$runner_archive" --base-tar "$root" --layer "$work/manager" \
     --entrypoint '["/usr/bin/dumb-init", "/entrypoint"]' --cmd '["run", "--working-directory=/home/gitlab-runner"]' \
-    --user 100 "${labels[@]}"
+    --user 100 --stop-signal SIGQUIT "${labels[@]}"
   make_image "$HELPER_REF" "$helper_archive" --base-tar "$root" --layer "$work/helper" \
     --cmd '["/bin/bash"]' "${labels[@]}"
   rm -rf "$work"

@@ -9,7 +9,7 @@ image's reference, so both containerd and `docker load` name the image.
 
     oci_image.py --ref REF --out FILE [--base-tar ROOTFS.tar] [--layer DIR ...]
                  [--entrypoint JSON] [--cmd JSON] [--env K=V ...] [--workdir DIR]
-                 [--user UID] [--label K=V ...]
+                 [--user UID] [--label K=V ...] [--stop-signal SIGNAL]
 
 Layers are written reproducibly (sorted names, owner root, mtime 0) so that the
 same inputs give the same image ID and a rebuild is recognisable as unchanged.
@@ -75,7 +75,7 @@ def _with_default_path(env) -> list[str]:
 
 
 def build(ref: str, layers: list[bytes], *, entrypoint=None, cmd=None, env=(), workdir="", user="",
-          labels=None) -> dict[str, bytes]:
+          labels=None, stop_signal="") -> dict[str, bytes]:
     """Return the archive's members: path -> content."""
     blobs: dict[str, bytes] = {}
     diff_ids, layer_descs = [], []
@@ -89,7 +89,7 @@ def build(ref: str, layers: list[bytes], *, entrypoint=None, cmd=None, env=(), w
         "architecture": "amd64", "os": "linux",
         "config": {key: value for key, value in {
             "Entrypoint": entrypoint, "Cmd": cmd, "WorkingDir": workdir or None, "User": user or None,
-            "Env": _with_default_path(env),
+            "Env": _with_default_path(env), "StopSignal": stop_signal or None,
             "Labels": labels or None}.items() if value is not None},
         "rootfs": {"type": "layers", "diff_ids": diff_ids},
         "history": [{"created_by": "gpuci.runners tools/testbed/oci_image.py"}],
@@ -149,13 +149,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", default="")
     parser.add_argument("--user", default="")
     parser.add_argument("--label", action="append", default=[])
+    # The signal containerd stops the container with (Kubernetes honours the image's).
+    parser.add_argument("--stop-signal", default="")
     args = parser.parse_args(argv)
     layers = ([layer_from_tar(args.base_tar)] if args.base_tar else []) + [layer_from_dir(d) for d in args.layer]
     if not layers:
         raise SystemExit("oci_image: give --base-tar or at least one --layer")
     _pairs(args.env, "--env")
     members = build(args.ref, layers, entrypoint=args.entrypoint, cmd=args.cmd, env=args.env,
-                    workdir=args.workdir, user=args.user, labels=_pairs(args.label, "--label"))
+                    workdir=args.workdir, user=args.user, labels=_pairs(args.label, "--label"),
+                    stop_signal=args.stop_signal)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     write_archive(members, args.out)
     size = args.out.stat().st_size

@@ -54,13 +54,24 @@ def test_same_inputs_same_archive_other_inputs_other_digest(tmp_path):
     assert changed["index.json"] != first["index.json"]
 
 
+def image_config(members):
+    """The runtime config of a built image (index -> manifest -> config)."""
+    digest = json.loads(members["index.json"])["manifests"][0]["digest"].split(":")[1]
+    manifest = json.loads(members["blobs/sha256/" + digest])
+    return json.loads(members["blobs/sha256/" + manifest["config"]["digest"].split(":")[1]])["config"]
+
+
 def test_an_env_path_replaces_the_default_path():
     # Two PATH entries would leave the process with the first (the default) one.
     def env_of(members):
-        digest = json.loads(members["index.json"])["manifests"][0]["digest"].split(":")[1]
-        manifest = json.loads(members["blobs/sha256/" + digest])
-        return json.loads(members["blobs/sha256/" + manifest["config"]["digest"].split(":")[1]])["config"]["Env"]
+        return image_config(members)["Env"]
 
     assert env_of(oci_image.build("r:1", [b""], env=["A=1"])) == [
         "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "A=1"]
     assert env_of(oci_image.build("r:1", [b""], env=["PATH=/bin:/busybox", "A=1"])) == ["PATH=/bin:/busybox", "A=1"]
+
+
+def test_a_stop_signal_is_kept_in_the_config_only_when_given():
+    """The runner manager's image stops with SIGQUIT (graceful); other images keep the runtime's default."""
+    assert image_config(oci_image.build("r:1", [b""], stop_signal="SIGQUIT"))["StopSignal"] == "SIGQUIT"
+    assert "StopSignal" not in image_config(oci_image.build("r:1", [b""]))
