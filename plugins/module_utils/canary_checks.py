@@ -46,6 +46,17 @@ CHECKS = {
         "evidence": [r"^c\S*\s.*/dev/dri/renderD128$", r"deviceType\s*=\s*PHYSICAL_DEVICE_TYPE_DISCRETE_GPU"],
         "proof": "the render node exists and vulkaninfo saw a discrete GPU",
     },
+    # A CPU pool's lane (GitLab mode only, module_utils/canary_gitlab.py): no
+    # device to see, so its proof is that the job ran its script where the
+    # runner put it, in the project's checkout. Its result is "passed".
+    "cpu": {
+        "commands": [
+            'echo "gpu-canary: CPU job ran on $(hostname) ($(uname -srm))"',
+            "test -f .gitlab-ci.yml && echo 'gpu-canary: the checkout holds .gitlab-ci.yml'",
+        ],
+        "evidence": [r"^gpu-canary: CPU job ran on \S+ \(", r"^gpu-canary: the checkout holds \.gitlab-ci\.yml$"],
+        "proof": "the job ran its script in the project's checkout",
+    },
 }
 # Log lines worth quoting besides the evidence (the GPU's name, the driver).
 CONTEXT_PATTERN = r"deviceName|driverName|driverInfo|^GPU [0-9]+:"
@@ -53,6 +64,8 @@ CONTEXT_PATTERN = r"deviceName|driverName|driverInfo|^GPU [0-9]+:"
 # which the verdict finds it), canary_ci a pool's GitLab job <JOB_PREFIX><pool
 # name>; the container that runs the checks is CONTAINER.
 JOB_PREFIX = "gpu-canary-"
+# The gpu_access of a CPU pool's lane: it asks for no device.
+NO_GPU = "none"
 CONTAINER = "canary"
 
 
@@ -69,7 +82,13 @@ def lane_commands(lane, setup_commands, cuda_sample_commands):
 
 
 def lane_image(images, lane, path):
-    """The canary image of a lane's gpu_access (``images``, checked at ``path``); a missing one names the lane."""
+    """The canary image of a lane's gpu_access (``images``, checked at ``path``); a missing one names the lane.
+
+    A CPU lane (gpu_access ``none``) has no canary image: None, so its job
+    gets its pool's image or the runner's default one.
+    """
+    if lane["gpu_access"] == NO_GPU:
+        return None
     image = images.get(lane["gpu_access"])
     if not image:
         raise ValidationError(child(path, lane["gpu_access"]), "is required by lane %s" % lane["name"])

@@ -7,8 +7,12 @@ The canary Jobs prove a lane from inside the cluster; the snippets prove the
 same lane the way users reach it, through the runners: one GitLab job per GPU
 pool (picked by the pool's tags) and one GitHub workflow per scale set
 (picked by the scale set's name, which ARC always matches). Each runs the
-lane's ``commands`` (canary_lanes) on the lane's canary image, so the log
-holds what the canary's verdict looks for.
+lane's ``commands`` (canary_lanes) on the pool's own ``image`` when it
+sets one, else the lane's canary image, so the log holds what the canary's
+verdict looks for. The GitLab jobs are also what the canary commits to its
+own project in GitLab mode (module_utils/canary_gitlab.py): they clone the
+project as users' jobs do (no ``GIT_STRATEGY: none``), so a runner that
+cannot fetch fails the lane as it would fail users.
 """
 
 from __future__ import annotations
@@ -43,16 +47,25 @@ def canary_ci(spec, path="canary_ci"):
         image = lane_image(images, lane, child(path, "images"))
         for pool in lane.get("gitlab_pools") or []:
             # Named as the canary's own Jobs are, after the pool instead of the lane.
-            gitlab_jobs[JOB_PREFIX + pool["name"]] = _gitlab_job(lane, pool, image)
+            gitlab_jobs[gitlab_job_name(pool)] = _gitlab_job(lane, pool, pool.get("image") or image)
         for scale_set in lane.get("arc_scale_sets") or []:
             workflows[scale_set["name"]] = _workflow(lane, scale_set, image, timeout_minutes)
     return {"gitlab_jobs": gitlab_jobs, "workflows": workflows}
 
 
+def gitlab_job_name(pool):
+    """The name of a pool's canary job in .gitlab-ci.yml (how the canary finds it in a pipeline)."""
+    return JOB_PREFIX + pool["name"]
+
+
 def _gitlab_job(lane, pool, image):
-    # The job needs no checkout: it only runs the lane's commands.
-    return {"tags": list(pool.get("tags") or []), "image": image, "variables": {"GIT_STRATEGY": "none"},
-            "script": list(lane["commands"])}
+    # The pool's image when it sets one: the one its users' jobs get. A CPU
+    # pool without one gets no image key, so the runner's default applies.
+    job = {"tags": list(pool.get("tags") or [])}
+    if image:
+        job["image"] = image
+    job["script"] = list(lane["commands"])
+    return job
 
 
 def _workflow(lane, scale_set, image, timeout_minutes):

@@ -27,7 +27,8 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
     required_str,
 )
 
-INPUT_KEYS = frozenset(("lanes", "namespace", "labels", "images", "image_pull_secrets", "deadline", "ttl"))
+INPUT_KEYS = frozenset(("lanes", "namespace", "labels", "images", "image_pull_secrets", "deadline", "ttl",
+                        "gitlab_mode"))
 # The label that names a pod's lane (the labels of every canary object besides).
 LANE_LABEL = "gpuci.runners/canary-lane"
 
@@ -39,6 +40,9 @@ def canary_jobs(spec, gpu_classes=None, path="canary_jobs"):
     ``namespace``, ``labels`` (of every object the canary creates),
     ``images`` (by gpu_access), ``image_pull_secrets``, ``deadline`` (the
     Job's activeDeadlineSeconds) and ``ttl`` (its ttlSecondsAfterFinished).
+    With ``gitlab_mode`` true, GitLab jobs prove the lanes' GitLab pools
+    (module_utils/canary_gitlab.py): only lanes that serve an ARC scale set
+    get a Job.
     """
     require_mapping(spec, path)
     reject_unknown_keys(spec, INPUT_KEYS, path)
@@ -51,6 +55,8 @@ def canary_jobs(spec, gpu_classes=None, path="canary_jobs"):
     jobs = []
     for index, lane in enumerate(object_list(spec.get("lanes"), child(path, "lanes"))):
         if not (lane.get("node_check") or {}).get("ok"):
+            continue
+        if spec.get("gitlab_mode") and not lane.get("arc_scale_sets"):
             continue
         lane_path = item(child(path, "lanes"), index)
         image = lane_image(images, lane, child(path, "images"))

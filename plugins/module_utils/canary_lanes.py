@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from ansible_collections.gpuci.runners.plugins.module_utils.canary_checks import JOB_PREFIX, lane_commands
+from ansible_collections.gpuci.runners.plugins.module_utils.canary_checks import JOB_PREFIX, NO_GPU, lane_commands
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_classes import GPU_ACCESS_MODES, merged_classes
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_nodes import advertises
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_request import cuda_runtime_class, resolve_gpu_request
@@ -49,7 +49,9 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
 # What the lanes are made of; ``paths`` names where each came from in the inventory.
 LANE_KEYS = ("gitlab_pools", "arc_scale_sets", "gitlab_runtime_class", "arc_runtime_class", "setup_commands",
              "cuda_sample_commands")
-INPUT_KEYS = frozenset(LANE_KEYS + ("paths", "nodes", "runtime_classes"))
+INPUT_KEYS = frozenset(LANE_KEYS + ("paths", "nodes", "runtime_classes", "cpu_lanes"))
+# The one lane of the GitLab pools without a GPU (GitLab mode only): what its jobs show.
+CPU_LANE = "cpu"
 
 # How a node says that it is simulated (the testbed's kwok nodes).
 SIMULATED_LABEL = "gpuci.runners/simulated"
@@ -78,6 +80,12 @@ def canary_lanes(spec, gpu_classes=None, path="canary"):
     (``job_name``, module_utils/canary_checks.py); with ``nodes`` it carries
     ``node_check``.
 
+    With ``cpu_lanes`` true (GitLab mode: a GitLab job proves each pool)
+    the present GitLab pools without a ``gpu_class`` also make one lane,
+    ``cpu`` (gpu_access ``none``, check ``cpu``): no device, so its jobs'
+    result is ``passed``, never ``proved``; the scheduler alone places them,
+    so its node check is always ok.
+
     An error names the field as the inventory does when ``paths`` says
     where each of the keys above came from (``{"gitlab_pools":
     "gitlab_runner_pools"}``: ``gitlab_runner_pools[name=l40s].gpus``; the
@@ -99,6 +107,10 @@ def canary_lanes(spec, gpu_classes=None, path="canary"):
             lane = lanes[key] = _new_lane(consumer["gpu"], request)
         lane[consumer["kind"]].append(consumer["entry"])
     result = _with_unique_names(list(lanes.values()))
+    if spec.get("cpu_lanes"):
+        cpu_pools = list(_cpu_pools(spec, paths))
+        if cpu_pools:
+            result.append(dict(_cpu_lane(), gitlab_pools=cpu_pools))
     for lane in result:
         lane["commands"] = lane_commands(lane, setup_commands, cuda_sample_commands)
         lane["job_name"] = JOB_PREFIX + lane["name"]
@@ -108,6 +120,23 @@ def canary_lanes(spec, gpu_classes=None, path="canary"):
         for lane in result:
             lane["node_check"] = node_check(lane, nodes, runtime_classes)
     return result
+
+
+def _cpu_pools(spec, paths):
+    """The present GitLab pools without a gpu_class, with the fields the canary keeps (checked as the GPU ones)."""
+    list_path = paths["gitlab_pools"]
+    for index, pool in enumerate(_check_list(spec.get("gitlab_pools"), list_path)):
+        entry_path = named_item(list_path, pool, index)
+        if optional_choice(pool, "state", entry_path, ENTRY_STATES, "present") == "present" and pool.get("gpu_class") is None:
+            yield _gitlab_entry(pool, entry_path)
+
+
+def _cpu_lane():
+    return {
+        "name": CPU_LANE, "gpu_class": CPU_LANE, "gpu_access": NO_GPU, "gpus": None, "mig_profile": None,
+        "resource": None, "count": 0, "request_text": "no GPU", "check": "cpu", "node_selector": {},
+        "runtime_class": None, "pod_request": None, "gitlab_pools": [], "arc_scale_sets": [],
+    }
 
 
 def _paths(named, path):
@@ -253,6 +282,9 @@ def node_check(lane, nodes, runtime_classes):
     selector), ``schedulable`` (of those, not cordoned and advertising the
     resource) and ``simulated`` (matching nodes that kwok simulates).
     """
+    if lane["gpu_access"] == NO_GPU:
+        # A CPU job goes wherever its pool's own placement and the scheduler put it: nothing to check first.
+        return {"matching": [], "schedulable": [], "simulated": [], "ok": True, "reason": ""}
     matching = [n for n in nodes if labels_match(metadata(n).get("labels") or {}, lane["node_selector"])]
     schedulable = [n for n in matching if not _cordoned(n) and _advertises(n, lane["resource"])]
     result = {

@@ -34,11 +34,31 @@ def test_one_gitlab_job_per_gpu_pool_picked_by_its_tags():
     jobs = snippets()["gitlab_jobs"]
     # Two pools share the l40s lane and each gets its own job; the pool without a GPU none.
     assert set(jobs) == {"gpu-canary-l40s", "gpu-canary-l40s-big"}
+    # No GIT_STRATEGY: the jobs clone the project as users' jobs do.
     assert jobs["gpu-canary-l40s"] == {"tags": ["gpu", "l40s"], "image": IMAGES["cuda"],
-                                       "variables": {"GIT_STRATEGY": "none"},
                                        "script": lane_of("gitlab_pools", "l40s")["commands"]}
     assert jobs["gpu-canary-l40s-big"]["tags"] == ["gpu"]
     assert any("nvidia-smi" in line for line in jobs["gpu-canary-l40s"]["script"])
+
+
+def test_a_pool_s_own_image_wins_over_the_canary_image():
+    pools = [dict(POOLS[0], image="mirror.example/cuda:12"), POOLS[1]]
+    lanes_ = canary_lanes({"gitlab_pools": pools})
+    jobs = canary_ci({"lanes": lanes_, "images": IMAGES, "job_timeout": 600})["gitlab_jobs"]
+    assert jobs["gpu-canary-l40s"]["image"] == "mirror.example/cuda:12"
+    assert jobs["gpu-canary-l40s-big"]["image"] == IMAGES["cuda"]
+
+
+def test_cpu_lanes_give_each_cpu_pool_a_job_on_its_image_or_the_runner_s_default():
+    pools = POOLS + [{"name": "cpu-debian", "tags": ["cpu", "debian"], "image": "debian:bookworm"},
+                     {"name": "gone", "tags": ["old"], "state": "absent"}]
+    lanes_ = canary_lanes({"gitlab_pools": pools, "cpu_lanes": True})
+    jobs = canary_ci({"lanes": lanes_, "images": IMAGES, "job_timeout": 600})["gitlab_jobs"]
+    assert jobs["gpu-canary-cpu-debian"] == {"tags": ["cpu", "debian"], "image": "debian:bookworm",
+                                            "script": lanes_[-1]["commands"]}
+    assert jobs["gpu-canary-cpu"] == {"tags": [], "script": lanes_[-1]["commands"]}, "no image: the runner's default"
+    assert "gpu-canary-gone" not in jobs
+    assert any("gpu-canary: CPU job ran on" in line for line in jobs["gpu-canary-cpu"]["script"])
 
 
 def test_one_workflow_per_scale_set_runs_on_its_name_or_its_group():
