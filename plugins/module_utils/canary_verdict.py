@@ -25,6 +25,7 @@ from __future__ import annotations
 import datetime
 import re
 
+from ansible_collections.gpuci.runners.plugins.module_utils.canary_ci import gitlab_job_name
 from ansible_collections.gpuci.runners.plugins.module_utils.canary_checks import (
     CHECKS,
     CONTAINER,
@@ -37,6 +38,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.canary_lanes import 
     SIMULATED_LABEL,
     simulation_markers,
 )
+from ansible_collections.gpuci.runners.plugins.module_utils.canary_gitlab_verdict import combine, judge_gitlab_job
 from ansible_collections.gpuci.runners.plugins.module_utils.canary_progress import job_finish
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s_objects import metadata, object_name
 from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
@@ -54,9 +56,11 @@ from ansible_collections.gpuci.runners.plugins.module_utils.validation import (
 
 INPUT_KEYS = frozenset((
     "lanes", "jobs", "pods", "logs", "events", "nodes", "checks", "context_pattern", "job_timeout",
-    "checked_at", "now",
+    "checked_at", "now", "gitlab", "gitlab_job_timeout",
 ))
 RESULTS = ("proved", "scheduled-only", "failed")
+# In GitLab mode a CPU pool's lane can pass (module_utils/canary_gitlab_verdict.py).
+GITLAB_RESULTS = ("proved", "passed", "scheduled-only", "failed")
 # How much of a failed container's own output a result quotes.
 OUTPUT_LINES = 20
 SIMULATED_REASON = "simulated node (kwok): containers do not run"
@@ -93,20 +97,84 @@ def canary_verdict(spec, path="verdict"):
     checked_at = _str(spec, "checked_at", path)
     now = _str(spec, "now", path, default="") or datetime.datetime.now(datetime.timezone.utc).strftime(_TIME_FORMAT)
 
-    table = node_table(lanes, pods, nodes)
+    gitlab = spec.get("gitlab")
+    if gitlab is not None:
+        require_mapping(gitlab, child(path, "gitlab"))
+    table = node_table(lanes, pods, nodes, _gitlab_landed(lanes, gitlab))
     simulated = set(row["name"] for row in table if row["simulated"])
     context = {
         "jobs": jobs, "pods": pods, "logs": logs, "events": events, "checks": checks, "context_pattern": context_pattern,
         "job_timeout": job_timeout, "checked_at": checked_at, "now": now,
         "simulated": simulated, "simulated_gpus": set(row["name"] for row in table if row["gpus_simulated"]),
     }
-    results = [judge_lane(lane, context) for lane in lanes]
+    if gitlab is None:
+        results = [judge_lane(lane, context) for lane in lanes]
+        kinds = RESULTS
+    else:
+        context["gitlab_job_timeout"] = check_int(spec.get("gitlab_job_timeout"), child(path, "gitlab_job_timeout"),
+                                                  minimum=1)
+        results = [judge_gitlab_lane(lane, gitlab, context) for lane in lanes]
+        kinds = GITLAB_RESULTS
     return {
         "lanes": results,
         "nodes": table,
-        "summary": dict((result, sum(1 for r in results if r["result"] == result)) for result in RESULTS),
+        "summary": dict((result, sum(1 for r in results if r["result"] == result)) for result in kinds),
         "simulated_nodes": sorted(simulated),
     }
+
+
+def judge_gitlab_lane(lane, gitlab, context):
+    """A lane in GitLab mode: its GitLab pools by their jobs, its ARC scale sets by the canary Job, worst part wins.
+
+    A lane whose node check failed keeps that failure as a part: the
+    runners would place its jobs nowhere either.
+    """
+    by_job = bool(lane.get("arc_scale_sets"))
+    result = judge_lane(lane, context) if by_job else _without_job(lane, context)
+    gitlab_jobs = [judge_gitlab_job(lane, pool, gitlab, context) for pool in lane.get("gitlab_pools") or []]
+    parts = [("canary Job %s" % lane["job_name"], result["result"], result["reason"])] if by_job else []
+    if not by_job and not lane["node_check"]["ok"]:
+        parts.append(("node check", "failed", lane["node_check"]["reason"]))
+    parts += [("GitLab job %s (pool %s)" % (entry["job_id"] or entry["job_name"], entry["pool"]), entry["result"],
+               entry["reason"]) for entry in gitlab_jobs]
+    result["result"], result["reason"] = combine(parts)
+    result["gitlab_jobs"] = gitlab_jobs
+    result["proved_by"] = (["canary Job"] if by_job else []) + (["GitLab job"] if gitlab_jobs else [])
+    if not by_job and gitlab_jobs:
+        # The lane's node, times and evidence are its first GitLab job's.
+        first = next((entry for entry in gitlab_jobs if entry["node"]), gitlab_jobs[0])
+        result.update(node=first["node"], node_simulated=first["node_simulated"],
+                      node_gpus_simulated=bool(first["node"]) and first["node"] in context["simulated_gpus"]
+                      and lane["gpu_access"] != "none",
+                      evidence=list(first["evidence"]),
+                      started_at=str(first["started_at"] or context["checked_at"]),
+                      finished_at=str(first["finished_at"] or context["now"]))
+    return result
+
+
+def _without_job(lane, context):
+    """The report's fields of a lane that gets no canary Job (only GitLab pools, in GitLab mode)."""
+    return {
+        "name": lane["name"], "gpu_class": lane["gpu_class"], "gpu_access": lane["gpu_access"],
+        "request": lane["request_text"], "resource": lane.get("resource"), "count": lane["count"],
+        "mig_profile": lane.get("mig_profile"), "node": None, "node_simulated": False, "node_gpus_simulated": False,
+        "result": "failed", "reason": "", "evidence": [], "job": None,
+        "serves": {"gitlab_pools": [p["name"] for p in lane.get("gitlab_pools") or []],
+                   "arc_scale_sets": [s["name"] for s in lane.get("arc_scale_sets") or []]},
+        "started_at": context["checked_at"], "finished_at": context["now"],
+    }
+
+
+def _gitlab_landed(lanes, gitlab):
+    """Node name -> the lanes whose GitLab job pods ran there (the node table lists those nodes too)."""
+    landed = {}
+    for lane in lanes if gitlab else []:
+        for pool in lane.get("gitlab_pools") or []:
+            job = ((gitlab.get("jobs") or {}).get(gitlab_job_name(pool)) or {})
+            node = (job.get("pod") or {}).get("node")
+            if node:
+                landed.setdefault(str(node), []).append(lane["name"])
+    return landed
 
 
 def judge_lane(lane, context):
@@ -239,8 +307,11 @@ def _output(lines, quoted, container):
             if index >= tail_start or any(re.search(p, line) for p in quoted)]
 
 
-def node_table(lanes, pods, nodes):
+def node_table(lanes, pods, nodes, gitlab_landed=None):
     """One row per node a lane's pod landed on or a lane's node check considered, sorted by name.
+
+    ``gitlab_landed`` (node name -> lanes) adds the nodes the lanes' GitLab
+    job pods ran on, as landed.
 
     A row says whether the node is simulated and how that is known: the
     node's kwok annotation or simulated label when its Node object was read,
@@ -257,6 +328,8 @@ def node_table(lanes, pods, nodes):
             name = (pod.get("spec") or {}).get("nodeName")
             if name and _owned_by(pod, lane["job_name"]):
                 landed.setdefault(str(name), []).append(lane["name"])
+    for name, lane_names in (gitlab_landed or {}).items():
+        landed.setdefault(name, []).extend(lane_names)
     rows = []
     for name in sorted(set(landed) | set(matched)):
         markers = simulation_markers(by_name[name]) if name in by_name else []

@@ -42,14 +42,16 @@ def proof_report(spec, path="report"):
     word that the whole cluster is simulated), ``namespace`` (the canary's),
     ``helm_list`` (the result of the role's ``helm list --all-namespaces
     --deployed --output json`` command, or None when charts are not
-    collected) and ``generated_at``.
+    collected) and ``generated_at``. In GitLab mode (``gitlab``, the
+    module canary_gitlab_pipeline's result) the report also has ``gitlab``,
+    and each lane its GitLab jobs (canary_verdict).
     """
     require_mapping(spec, path)
     reject_unknown_keys(spec, INPUT_KEYS, path)
     verdict = canary_verdict(dict((key, spec[key]) for key in VERDICT_KEYS if key in spec), path)
     cluster = _cluster(spec.get("cluster"), child(path, "cluster"))
     charts, charts_note = chart_table(spec.get("helm_list"), child(path, "helm_list"))
-    return {
+    report = {
         "schema_version": SCHEMA_VERSION,
         "generated_at": _text(spec.get("generated_at"), child(path, "generated_at")),
         "cluster": dict(cluster, simulated=bool(verdict["simulated_nodes"]) or cluster["simulated"],
@@ -60,6 +62,31 @@ def proof_report(spec, path="report"):
         "summary": verdict["summary"],
         "nodes": verdict["nodes"],
         "lanes": verdict["lanes"],
+    }
+    if spec.get("gitlab") is not None:
+        report["gitlab"] = gitlab_summary(spec["gitlab"])
+    return report
+
+
+def gitlab_summary(gitlab):
+    """The report's word on the canary pipeline (GitLab mode): project, ref, commit, pipeline; never a token.
+
+    Only these fields are copied from the module's result, so nothing else
+    it carried can reach the report.
+    """
+    project = gitlab.get("project") or {}
+    pipeline = gitlab.get("pipeline") or {}
+    commit = gitlab.get("commit") or {}
+    return {
+        "project": {"id": project.get("id"), "path": project.get("path"), "web_url": project.get("web_url")},
+        "ref": gitlab.get("ref"),
+        "file": gitlab.get("file"),
+        "committed": commit.get("id"),
+        "commit_url": commit.get("web_url"),
+        "pipeline_id": pipeline.get("id"),
+        "pipeline_url": pipeline.get("web_url"),
+        "pipeline_status": pipeline.get("status"),
+        "pods_note": gitlab.get("pods_note") or "",
     }
 
 
