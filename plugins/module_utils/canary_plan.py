@@ -19,6 +19,10 @@ From the role's variables (under their own names) it returns:
   for module_utils/canary_lanes.py to name in its errors: the runner role's
   own list (``gitlab_runner_pools[name=l40s].gpus``) when the canary's
   list is that list, as it is by default, else the canary's variable;
+- ``gitlab``: GitLab mode (``gpu_canary_gitlab_url`` set): ``enabled``,
+  ``url``, ``project``, ``ref``, ``job_timeout``; the lanes then include
+  the CPU pools' lane (module_utils/canary_gitlab.py). The token never
+  reaches the plan: the role says only whether one was given;
 - ``problems``: settings the role cannot act on, each naming the variable
   at fault, all at once (the lanes' first one among them); ``[]`` when none.
 
@@ -29,6 +33,7 @@ present``: removing the canary needs neither.
 from __future__ import annotations
 
 import math
+import re
 
 from ansible_collections.gpuci.runners.plugins.module_utils.canary_lanes import LANE_KEYS, canary_lanes
 from ansible_collections.gpuci.runners.plugins.module_utils.ownership_labels import label_selectors, ownership_labels
@@ -52,6 +57,7 @@ IMAGE_KINDS = ("cuda", "dri")
 TIMEOUT, INTERVAL = "gpu_canary_job_timeout", "gpu_canary_poll_interval"
 # Each timing variable and its least value.
 TIMINGS = ((TIMEOUT, 1), (INTERVAL, 1), ("gpu_canary_job_ttl", 0))
+GITLAB_URL = re.compile(r"^https?://[^/\s?#]+(/[^\s?#]*)?$")
 
 
 def canary_plan(settings, gpu_classes=None):
@@ -62,7 +68,8 @@ def canary_plan(settings, gpu_classes=None):
     present = settings.get("gpu_canary_state", "present") == "present"
     timing, timing_problems = _timing(settings) if present else ({}, [])
     paths = _lane_paths(settings)
-    lanes, lane_problems = _lanes(settings, paths, gpu_classes) if present else ([], [])
+    gitlab, gitlab_problems = _gitlab(settings) if present else ({"enabled": False}, [])
+    lanes, lane_problems = _lanes(settings, paths, gpu_classes, gitlab["enabled"]) if present else ([], [])
     return {
         "labels": labels,
         "label_selectors": label_selectors(labels),
@@ -70,8 +77,9 @@ def canary_plan(settings, gpu_classes=None):
         "wait_retries": int(math.ceil(float(timing[TIMEOUT]) / timing[INTERVAL])) if timing else None,
         "lanes": lanes,
         "lane_paths": paths,
+        "gitlab": gitlab,
         "problems": _namespace_problems(settings) + timing_problems + (_report_problems(settings) if present else [])
-        + lane_problems,
+        + gitlab_problems + lane_problems,
     }
 
 
@@ -110,10 +118,39 @@ def _report_problems(settings):
                        for kind in IMAGE_KINDS if not images.get(kind)]
 
 
-def _lanes(settings, paths, gpu_classes):
+def _gitlab(settings):
+    """GitLab mode's settings and their problems; off (``{"enabled": False}``) when no URL is set."""
+    url = settings.get("gpu_canary_gitlab_url")
+    if not url:
+        return {"enabled": False}, []
+    problems = []
+    if not isinstance(url, str) or not GITLAB_URL.match(url):
+        problems.append(problem("gpu_canary_gitlab_url", "must be GitLab's http:// or https:// URL", url))
+    project = settings.get("gpu_canary_gitlab_project")
+    if project is None or isinstance(project, bool) or not str(project).strip():
+        problems.append(problem("gpu_canary_gitlab_project", "is required with gpu_canary_gitlab_url: the canary "
+                                "project's numeric id or full path (group/project)", project))
+    ref = settings.get("gpu_canary_gitlab_ref")
+    if not isinstance(ref, str) or not ref.strip() or ref.startswith("-") or ".." in ref or " " in ref:
+        problems.append(problem("gpu_canary_gitlab_ref", "must name a branch of the canary project", ref))
+    if not settings.get("gpu_canary_gitlab_api_token_given"):
+        # Never the value: only whether one was given reaches the plan.
+        problems.append("gpu_canary_gitlab_api_token: is required with gpu_canary_gitlab_url (an access token with "
+                        "the api scope, kept in Ansible Vault)")
+    timeout = setting_int(settings.get("gpu_canary_gitlab_job_timeout"))
+    if timeout is None or timeout < 1:
+        problems.append(problem("gpu_canary_gitlab_job_timeout", "must be an integer >= 1",
+                                settings.get("gpu_canary_gitlab_job_timeout")))
+    if problems:
+        return {"enabled": True}, problems
+    return {"enabled": True, "url": url.rstrip("/"), "project": str(project).strip(), "ref": ref,
+            "job_timeout": timeout}, []
+
+
+def _lanes(settings, paths, gpu_classes, cpu_lanes=False):
     """``(lanes, [])``, or ``([], [problem])``: canary_lanes stops at the first problem of the pools and scale sets."""
     spec = dict((key, settings.get("gpu_canary_" + key)) for key in LANE_KEYS)
     try:
-        return canary_lanes(dict(spec, paths=paths), gpu_classes), []
+        return canary_lanes(dict(spec, paths=paths, cpu_lanes=cpu_lanes), gpu_classes), []
     except ValidationError as error:
         return [], [str(error)]

@@ -1,0 +1,166 @@
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The canary in GitLab mode, against the testbed's GitLab stand-in and the real GitLab Runner.
+
+inventories/local turns GitLab mode on (gpu_canary.yml: the stand-in at
+10.89.0.1:18880, project gpuci/canary, ref main). The runner pools of
+inventories/local are converged first (gitlab_runner.yml), so their real
+runner managers poll the stand-in from the real node; then canary.yml:
+
+- commits the canary's .gitlab-ci.yml to gpuci/canary (the stand-in's bare
+  repository) once, and makes no second commit on a rerun;
+- runs a pipeline whose jobs the stand-in routes by tags: the CPU pool's job
+  runs for real on the real node (its runner, its image, its clone) and its
+  lane is `passed` with the job's output; the GPU pools' job pods land on
+  simulated (kwok) nodes, where nothing executes, so those lanes are
+  `scheduled-only` with the node the scheduler chose, and whatever the job
+  did there is the simulation's;
+- keeps the ARC lanes on their canary Job;
+- in check mode commits nothing and creates no pipeline;
+- never shows its token: not at -vvv, not in the report, not in the
+  cluster's ConfigMaps or Secrets, not in the stand-in's record.
+"""
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+
+from gitlab_runner_support import configmap_texts, secret_texts
+from gpu_canary_support import load_report, schema
+from lib.layout import REAL_NODE, Layout
+
+RUN_ID = uuid.uuid4().hex[:12]
+# The stand-in takes any glpat- token: a unique one, so a leak cannot be a coincidence.
+TOKEN = f"glpat-canary-gitlab-{RUN_ID}"
+STANDIN_RECORD = Layout.from_environment().node_dir / "gitlab-standin.jsonl"
+COMMITS_ENDPOINT = "/api/v4/projects/:id/repository/commits"
+PIPELINE_ENDPOINT = "/api/v4/projects/:id/pipeline"
+GPU_POOLS = {"l40s": "l40s-cuda-1gpu", "a100-mig": "a100-cuda-mig-1g-10gb"}
+
+
+def record() -> list[dict]:
+    return [json.loads(line) for line in STANDIN_RECORD.read_text().splitlines()] if STANDIN_RECORD.exists() else []
+
+
+def canary_vars(report_dir, **extra) -> dict:
+    return dict({"gpu_canary_report_dir": str(report_dir), "gpu_canary_gitlab_api_token": TOKEN, "gpu_canary_report_charts": False,
+                 "gpu_canary_fail_on_failed_lane": False}, **extra)
+
+
+@pytest.fixture(scope="module")
+def gitlab_canary(testbed, playbooks, real_components, tmp_path_factory):
+    """The pools converged, then the canary: check mode, a first run at -vvv, and a rerun."""
+    real_components.require("gitlab-runner")
+    playbooks.run("gitlab_runner.yml").assert_ok()
+    report_dir = tmp_path_factory.mktemp("canary-gitlab") / "report"
+    mark = len(record())
+    check = playbooks.run("canary.yml", extra_vars=canary_vars(report_dir), check=True, verbosity=3)
+    after_check = len(record())
+    first = playbooks.run("canary.yml", extra_vars=canary_vars(report_dir), verbosity=3)
+    after_first = len(record())
+    first_report = load_report(report_dir)
+    first_markdown = (report_dir / "proof-report.md").read_text()
+    second = playbooks.run("canary.yml", extra_vars=canary_vars(report_dir))
+    yield {"check": check, "first": first, "second": second, "report": first_report, "markdown": first_markdown,
+           "second_report": load_report(report_dir), "mark": mark, "after_check": after_check,
+           "after_first": after_first, "report_dir": report_dir}
+    playbooks.run("canary.yml", extra_vars=canary_vars(report_dir, gpu_canary_state="absent"))
+
+
+def lanes(report: dict) -> dict:
+    return {lane["name"]: lane for lane in report["lanes"]}
+
+
+def test_check_mode_commits_nothing_and_runs_no_pipeline(gitlab_canary):
+    gitlab_canary["check"].assert_ok()
+    mark, after = gitlab_canary["mark"], gitlab_canary["after_check"]
+    checked = record()[mark:after]
+    assert not [r for r in checked if r["endpoint"] in (COMMITS_ENDPOINT, PIPELINE_ENDPOINT)], checked
+    assert "Check mode: .gitlab-ci.yml" in gitlab_canary["check"].output
+
+
+def test_first_run_commits_once_and_the_rerun_not_again(gitlab_canary):
+    gitlab_canary["first"].assert_ok()
+    gitlab_canary["second"].assert_ok()
+    # The file may already be there from an earlier session; then neither run commits.
+    first_commit = gitlab_canary["report"]["gitlab"]["committed"]
+    assert gitlab_canary["second_report"]["gitlab"]["committed"] is None
+    committed = [r for r in record()[gitlab_canary["after_first"]:] if r["endpoint"] == COMMITS_ENDPOINT]
+    assert committed == [], "the rerun made a second commit"
+    assert gitlab_canary["second_report"]["gitlab"]["pipeline_id"] != gitlab_canary["report"]["gitlab"]["pipeline_id"]
+    if first_commit:
+        assert any(r["endpoint"] == COMMITS_ENDPOINT and r.get("commit") == first_commit
+                   for r in record()[gitlab_canary["after_check"]:gitlab_canary["after_first"]])
+
+
+def test_the_cpu_lane_passed_through_the_real_runner_with_the_job_output(gitlab_canary):
+    report = gitlab_canary["report"]
+    cpu = lanes(report)["cpu"]
+    assert cpu["result"] == "passed", cpu
+    assert cpu["proved_by"] == ["GitLab job"]
+    (job,) = cpu["gitlab_jobs"]
+    assert (job["pool"], job["status"], job["result"]) == ("cpu", "success", "passed"), job
+    assert job["job_id"] and job["job_url"].endswith(f"/gpuci/canary/-/jobs/{job['job_id']}")
+    assert job["pipeline_id"] == report["gitlab"]["pipeline_id"]
+    assert job["runner"] and job["runner"]["description"] == "cpu", job["runner"]
+    # The real runner's job pod, read from the cluster during the wait, on the real node.
+    assert job["pod"] and job["pod"].startswith("runner-"), job
+    assert job["node"] == REAL_NODE and job["node_simulated"] is False, job
+    assert any(line.startswith("gpu-canary: CPU job ran on ") for line in job["evidence"]), job["evidence"]
+    assert "gpu-canary: the checkout holds .gitlab-ci.yml" in job["evidence"], "the job cloned the canary project"
+    assert "proved" != cpu["result"], "a CPU lane asks for no device"
+
+
+def test_gpu_lanes_are_scheduled_only_on_the_node_the_scheduler_chose(gitlab_canary):
+    report = gitlab_canary["report"]
+    simulated = set(report["cluster"]["simulated_nodes"])
+    for pool, lane_name in GPU_POOLS.items():
+        lane = lanes(report)[lane_name]
+        job = next(j for j in lane["gitlab_jobs"] if j["pool"] == pool)
+        assert job["result"] == "scheduled-only", job
+        assert job["node"] in simulated and job["node_simulated"], job
+        assert "the simulation's, not the lane's" in job["reason"], job["reason"]
+        assert lane["result"] != "proved", lane
+
+
+def test_arc_lanes_keep_their_canary_job(gitlab_canary):
+    arc = [lane for lane in gitlab_canary["report"]["lanes"] if lane["serves"]["arc_scale_sets"]]
+    assert arc, "inventories/local has ARC scale sets with a GPU"
+    for lane in arc:
+        assert "canary Job" in lane["proved_by"], lane
+        assert lane["job"], lane
+
+
+def test_report_matches_the_schema_and_names_pipeline_and_jobs(gitlab_canary):
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(gitlab_canary["report"], schema())
+    markdown = gitlab_canary["markdown"]
+    pipeline = gitlab_canary["report"]["gitlab"]["pipeline_url"]
+    assert f"| pipeline | [{gitlab_canary['report']['gitlab']['pipeline_id']}]({pipeline})" in markdown
+    assert "Runner: cpu (id " in markdown
+
+
+def test_the_token_appears_nowhere(gitlab_canary, testbed):
+    for run in ("check", "first", "second"):
+        assert TOKEN not in gitlab_canary[run].output and RUN_ID not in gitlab_canary[run].output, run
+    for path in gitlab_canary["report_dir"].rglob("*"):
+        if path.is_file():
+            assert RUN_ID not in path.read_text(errors="replace"), path
+    assert RUN_ID not in STANDIN_RECORD.read_text()
+    for where, text in {**secret_texts(testbed), **configmap_texts(testbed)}.items():
+        assert RUN_ID not in text, where
+
+
+def test_a_wrong_token_fails_before_any_commit_naming_the_variable(testbed, playbooks, tmp_path):
+    mark = len(record())
+    run = playbooks.run("canary.yml", extra_vars=canary_vars(tmp_path, gpu_canary_gitlab_api_token="wrong-token"))
+    run.assert_failed_with("gpu_canary_gitlab_api_token: GitLab at http://10.89.0.1:18880 refused the token (401")
+    assert "wrong-token" not in run.output
+    assert not [r for r in record()[mark:] if r["endpoint"] in (COMMITS_ENDPOINT, PIPELINE_ENDPOINT)]
+
+
+def test_an_unknown_project_fails_naming_the_variable(testbed, playbooks, tmp_path):
+    run = playbooks.run("canary.yml", extra_vars=canary_vars(tmp_path, gpu_canary_gitlab_project="nobody/nothing"))
+    run.assert_failed_with("gpu_canary_gitlab_project: GitLab at http://10.89.0.1:18880 has no project nobody/nothing")
