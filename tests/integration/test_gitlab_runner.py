@@ -6,8 +6,8 @@ The tests run in file order and share one fleet of pools: bad input, check
 mode, converge, idempotence, what the chart stored, the scheduling proof, token
 hygiene, pruning, teardown.
 
-Real, when the gitlab-runner images were provided to the testbed (else those
-tests skip, naming the images): the runner managers run on the testbed's real
+Real (GitLab Runner 19.4.0, which the testbed builds from its Go module;
+without its images those tests skip, naming them): the runner managers run on the testbed's real
 node with the config.toml the role rendered and register with the testbed's
 GitLab stand-in (tools/testbed/gitlab_standin.py; GitLab itself is out of
 reach); the `cpu-real` pool takes jobs from the stand-in and runs them through
@@ -28,7 +28,7 @@ from kubernetes.client.rest import ApiException
 
 from helpers import REPO_ROOT
 from gitlab_standin import token_fingerprint  # tools/testbed, put on sys.path by conftest.py
-from lib.images import BASE_IMAGE
+from lib.images import BASE_IMAGE, GITLAB_RUNNER_HELPER_IMAGE
 from lib.layout import REAL_NODE, REAL_NODE_IP, Layout
 from lib.node import GITLAB_STANDIN_PORT, REAL_NODE_LABEL, REAL_NODE_TAINT
 
@@ -72,7 +72,7 @@ def pools(tokens: dict[str, str] = TOKENS) -> list[dict]:
         # Its jobs run on the real node, privileged as a dri or docker-in-docker pool would be.
         # Its tags route the end-to-end jobs to it alone (the stand-in routes by tags, as GitLab does).
         {"name": "cpu-real", "namespace": CPU_JOBS_NS, "cpu_request": "100m", "memory_request": "64Mi",
-         "tags": ["cpu", "real-node"], "image": BASE_IMAGE, "privileged": True,
+         "tags": ["cpu", "real-node"], "image": BASE_IMAGE, "helper_image": GITLAB_RUNNER_HELPER_IMAGE, "privileged": True,
          "node_selector": {REAL_NODE_LABEL: "true"},
          "tolerations": [dict(REAL_NODE_TAINT, operator="Equal")], "token": tokens["cpu-real"]},
     ]

@@ -45,12 +45,12 @@ build_base() {
 
 # GitLab Runner's images, named as the testbed's own (never as the official
 # ones: inventories/local points its pools at them through the role's
-# variables). Their archive names carry the binaries' cache key, so a rebuilt
-# runner gives new archives.
+# variables). Their archive names carry the binaries' cache key and a hash of
+# this script, so a rebuilt runner or a changed recipe gives new archives.
 RUNNER_REF=gpuci.local/testbed/gitlab-runner:v$GITLAB_RUNNER_VERSION
 HELPER_REF=gpuci.local/testbed/gitlab-runner-helper:x86_64-v$GITLAB_RUNNER_VERSION
 runner_bin=$(bash "$here/build.sh" --print-paths | tr ':' '\n' | grep '/gitlab-runner-[0-9a-f]*/bin$')
-runner_key=$(basename "$(dirname "$runner_bin")")
+runner_key=$(basename "$(dirname "$runner_bin")")-$(sha256sum "$0" | cut -c1-8)  # binaries and this recipe
 runner_archive=$images_dir/$runner_key-manager.tar
 helper_archive=$images_dir/$runner_key-helper.tar
 
@@ -71,27 +71,39 @@ runner_root_tar() {
   echo "$tarball"
 }
 
-# /usr/bin/<binary>, and for the manager the chart's /entrypoint (upstream's
+# /usr/bin/<binary>; for the manager the chart's /entrypoint (upstream's
 # image has one that installs CA certificates, then runs gitlab-runner). The
 # manager stops on SIGQUIT as upstream's image does: GitLab Runner's graceful
 # stop (no new jobs, running ones finish), where SIGTERM would abort them.
 runner_layer() {
-  local layer=$1 binary=$2
+  local layer=$1 binary=$2 root=$3
   mkdir -p "$layer/usr/bin" "$layer/home/gitlab-runner"
   cp "$runner_bin/$binary" "$layer/usr/bin/$binary"
   if [ "$binary" = gitlab-runner ]; then
+    # The chart runs the manager as uid 100, upstream's gitlab-runner user:
+    # its home holds the config folder (without a passwd entry HOME is /).
+    mkdir -p "$layer/etc"
+    { tar -xOf "$root" ./etc/passwd; echo "gitlab-runner:x:100:100:GitLab Runner:/home/gitlab-runner:/bin/bash"; } \
+      > "$layer/etc/passwd"
     printf '#!/bin/bash\n# gpuci.runners testbed image: what the chart runs as /entrypoint.\nexec /usr/bin/gitlab-runner "$@"\n' \
       > "$layer/entrypoint"
     chmod 0755 "$layer/entrypoint"
+  else
+    # What the Kubernetes executor runs in the helper container (upstream's
+    # helper image has it; helperimage/linux_info.go): a bash whose files the
+    # build container, maybe another user, can write.
+    printf '#!/bin/bash\numask 0000\nexec /bin/bash "$@"\n' > "$layer/usr/bin/gitlab-runner-build"
+    chmod 0755 "$layer/usr/bin/gitlab-runner-build"
   fi
 }
 
 build_gitlab_runner_images() {
   [ -x "$runner_bin/gitlab-runner" ] || { echo "gitlab-runner is not built; run: bash tools/testbed/build.sh gitlab-runner" >&2; exit 1; }
   [ -s "$runner_archive" ] && [ -s "$helper_archive" ] && { log "GitLab Runner images cached"; return; }
+  rm -f "$images_dir"/gitlab-runner-*-manager.tar "$images_dir"/gitlab-runner-*-helper.tar  # earlier builds'
   local root work; root=$(runner_root_tar); work=$(mktemp -d)
-  runner_layer "$work/manager" gitlab-runner
-  runner_layer "$work/helper" gitlab-runner-helper
+  runner_layer "$work/manager" gitlab-runner "$root"
+  runner_layer "$work/helper" gitlab-runner-helper "$root"
   local labels=(--label "org.opencontainers.image.version=$GITLAB_RUNNER_VERSION"
     --label "gpuci.runners/built-by=tools/testbed (GitLab Runner from its Go module; test harness only)")
   make_image "$RUNNER_REF" "$runner_archive" --base-tar "$root" --layer "$work/manager" \
