@@ -49,6 +49,10 @@ _RUNNING_ON = re.compile(r"^Running on (?P<pod>\S+) via ")
 # What a trace carries besides text: ANSI colours and GitLab's collapsible section markers.
 _SECTION = re.compile(r"section_(?:start|end):[0-9]+:[A-Za-z0-9_.-]+(?:\[[^\]]*\])?\r?(?:\x1b\[0K)?")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# GitLab Runner 18+ starts each trace line with its time, stream and flags
+# ("2026-11-28T07:20:45.317277Z 01O ", "+" marking a continued line); GitLab's
+# job page hides them, and so do we.
+_LINE_PREFIX = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z [0-9a-f]{2}[OE][+ ]?")
 # A trace can be long (a verbose setup command): the verdict reads these last lines at most.
 TRACE_LINES = 400
 
@@ -131,7 +135,7 @@ def trace_lines(text):
     for line in text.split("\n"):
         # A carriage return rewrites the line (progress output): what is left after the last one shows.
         line = line.rstrip("\r").rsplit("\r", 1)[-1]
-        lines.append(line)
+        lines.append(_LINE_PREFIX.sub("", line))
     while lines and not lines[-1].strip():
         lines.pop()
     return lines[-TRACE_LINES:]

@@ -85,6 +85,14 @@ def test_trace_lines_drop_colours_sections_and_carriage_returns():
                                   "NVIDIA L40S, 550.54.15, 46068 MiB"]
 
 
+def test_trace_lines_drop_the_runner_s_timestamp_prefixes():
+    """GitLab Runner 18+ prefixes each line with time, stream and flags; evidence lines must still start the line."""
+    trace = ("2026-11-28T07:20:45.317258Z 01O \x1b[32;1m$ echo hi\x1b[0;m\n"
+             "2026-11-28T07:20:45.317277Z 01O gpu-canary: CPU job ran on pod-1 (Linux)\n"
+             "2026-11-28T07:20:45.816633Z 00O+\x1b[0K\x1b[36;1mCleaning up\x1b[0;m\n")
+    assert trace_lines(trace) == ["$ echo hi", "gpu-canary: CPU job ran on pod-1 (Linux)", "Cleaning up"]
+
+
 def test_pod_of_job_by_the_runner_s_annotation_else_the_trace():
     pods = [{"metadata": {"name": "other", "annotations": {"job.runner.gitlab.com/id": "6"}}},
             {"metadata": {"name": "runner-x", "namespace": "jobs", "annotations": {"job.runner.gitlab.com/id": "7"}},
