@@ -58,7 +58,7 @@ def real_node_dressed_as_h100(testbed):
 def test_a_canary_on_a_real_node_without_gpu_fails_with_its_own_output(
         testbed, playbooks, real_node_dressed_as_h100, tmp_path):
     run = playbooks.run("canary.yml", extra_vars={
-        "gitlab_runner_pools": [POOL], "arc_runners_scale_sets": [],
+        "gitlab_runner_pools": [POOL], "arc_runners_scale_sets": [], "gpu_canary_gitlab_url": "",
         "gpu_canary_namespace": NAMESPACE, "gpu_canary_report_dir": str(tmp_path),
         "gpu_canary_images": {"cuda": BASE_IMAGE, "dri": BASE_IMAGE},
         "gpu_canary_report_charts": False, "gpu_canary_fail_on_failed_lane": False})
@@ -76,5 +76,6 @@ def test_a_canary_on_a_real_node_without_gpu_fails_with_its_own_output(
     assert nodes[REAL_NODE]["simulated"] is False
     assert "proved" not in {lane["result"] for lane in report["lanes"]}
     playbooks.run("canary.yml", extra_vars={"gitlab_runner_pools": [POOL], "arc_runners_scale_sets": [],
+                                            "gpu_canary_gitlab_url": "",
                                             "gpu_canary_namespace": NAMESPACE, "gpu_canary_state": "absent",
                                             "gpu_canary_report_dir": str(tmp_path)}).assert_ok()

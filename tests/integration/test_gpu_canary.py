@@ -57,7 +57,8 @@ CANARY_SELECTOR = "app.kubernetes.io/part-of=gpuci-runners,app.kubernetes.io/com
 
 
 def canary_vars(report_dir: Path, **extra) -> dict:
-    return dict({"gitlab_runner_pools": POOLS, "arc_runners_scale_sets": SCALE_SETS,
+    # The canary Job path (GitLab mode, which inventories/local turns on, is test_canary_gitlab.py's).
+    return dict({"gitlab_runner_pools": POOLS, "arc_runners_scale_sets": SCALE_SETS, "gpu_canary_gitlab_url": "",
                  "gpu_canary_namespace": NAMESPACE, "gpu_canary_report_dir": str(report_dir)}, **extra)
 
 
