@@ -15,7 +15,8 @@ no longer names are still found. Given the plan's pools and those accounts:
 - ``existing``: of those, the pools the cluster still holds (their manager
   ServiceAccount was found): what a rerun still has to remove;
 - ``releases``: their Helm releases as ``helm_releases`` takes them (state
-  absent), where they were found, else where this inventory would put them;
+  absent, uninstalled once their pods are gone), where they were found, else
+  where this inventory would put them;
 - ``kept_namespaces``: namespaces still in use: those present pools need and
   those of found pools that survive this run undeclared (prune off);
 - ``unused_namespaces``: of the cluster's namespaces (``namespaces``, their
@@ -53,7 +54,9 @@ def gitlab_runner_removals(value):
     else:
         doomed = absent
     releases = [{"name": release_name(name), "namespace": found[name]["namespace"] if name in found
-                 else value["namespace"], "state": "absent", "timeout": value["timeout"]} for name in doomed]
+                 else value["namespace"], "state": "absent", "timeout": value["timeout"],
+                 # Uninstalled once its manager pod is gone (its jobs finished), so its namespace goes at once.
+                 "wait_for_pods": True} for name in doomed]
     surviving = [meta for name, meta in found.items() if name not in doomed and name not in present]
     kept = [] if value["state"] == "absent" else needed_namespaces(pools, value["namespace"])
     for meta in surviving:

@@ -237,6 +237,8 @@ class Helm:
         args = ["uninstall", release["name"], "--namespace", release["namespace"], "--timeout", f"{release['timeout']}s"]
         if release.get("wait", True):
             args.append("--wait")
+        if release.get("wait_for_pods"):
+            args += ["--cascade", "foreground"]
         self.call(args, f"{release['namespace']}/{release['name']}")
 
 

@@ -73,6 +73,15 @@ options:
         description: Wait until the release's resources are ready (or deleted).
         type: bool
         default: true
+      wait_for_pods:
+        description:
+          - On uninstall, delete in the foreground (helm C(--cascade foreground)), so that with I(wait) helm
+            returns only once the release's pods are gone, not just its Deployments. A namespace deleted
+            right after then goes at once, where pods still in their grace period would hold it until the
+            namespace controller's next resync (minutes). GitLab runner managers stop gracefully (their
+            running jobs finish) within I(timeout).
+        type: bool
+        default: false
       atomic:
         description: Roll back a failed install or upgrade (helm C(--atomic), helm 4 C(--rollback-on-failure)).
         type: bool
@@ -202,6 +211,7 @@ _RELEASE_OPTIONS = dict(
     chart_path=dict(type="path"),
     values=dict(type="dict", default={}),
     wait=dict(type="bool", default=True),
+    wait_for_pods=dict(type="bool", default=False),
     atomic=dict(type="bool", default=True),
     timeout=dict(type="int", default=300),
     create_namespace=dict(type="bool", default=False),

@@ -156,6 +156,16 @@ def test_absent_release_uninstalls_only_what_exists():
     assert not helm.verbs("get")
 
 
+def test_an_uninstall_waits_for_the_pods_only_when_asked():
+    """wait_for_pods deletes in the foreground: helm returns once the pods are gone, not just the Deployment."""
+    helm = RecordedHelm([listed("gitlab-runner-a"), listed("gitlab-runner-b")])
+    apply(helm, [release("gitlab-runner-a", state="absent", wait_for_pods=True),
+                 release("gitlab-runner-b", state="absent")])
+    cascades = {argv[1]: argv[argv.index("--cascade") + 1] if "--cascade" in argv else None
+                for argv in helm.verbs("uninstall")}
+    assert cascades == {"gitlab-runner-a": "foreground", "gitlab-runner-b": None}
+
+
 def test_one_failed_release_is_named_and_the_others_still_apply():
     helm = RecordedHelm(fail={"gitlab-runner-bad"})
     result = apply(helm, [release("gitlab-runner-good"), release("gitlab-runner-bad")])
