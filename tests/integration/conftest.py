@@ -22,6 +22,11 @@ from lib import images  # noqa: E402
 from lib.layout import Layout  # noqa: E402
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "real_runner: a GitLab job runs through the real GitLab Runner (the helm 4 "
+                                       "tier leaves these out: helm's version changes nothing the runner does)")
+
+
 @pytest.fixture(scope="session")
 def testbed():
     with running_testbed() as cluster:

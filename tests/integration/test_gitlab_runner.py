@@ -381,6 +381,7 @@ def real_jobs(fleet, real_components):
     return {name: (jobs[name], pods.get(job_id)) for name, job_id in queued.items()}
 
 
+@pytest.mark.real_runner
 def test_the_real_runner_runs_a_job_on_the_real_node(real_jobs):
     job, pod = real_jobs["ok"]
     assert job["state"] == "success", trace_text(job["trace"])[-3000:]
@@ -396,12 +397,14 @@ def test_the_real_runner_runs_a_job_on_the_real_node(real_jobs):
     assert cap_eff >> CAP_SYS_ADMIN_BIT & 1, trace
 
 
+@pytest.mark.real_runner
 def test_a_failing_job_reports_its_exit_code(real_jobs):
     job, _pod = real_jobs["failing"]
     assert (job["state"], job["exit_code"], job["failure_reason"]) == ("failed", 7, "script_failure"), job["state"]
     assert f"gpuci-e2e-fails-{RUN_ID}" in trace_text(job["trace"])
 
 
+@pytest.mark.real_runner
 def test_the_runner_made_the_job_pod_our_docs_describe(fleet, real_jobs):
     _job, pod = real_jobs["ok"]
     assert pod is not None, "the runner's job pod was never seen"
@@ -425,6 +428,7 @@ def test_the_runner_made_the_job_pod_our_docs_describe(fleet, real_jobs):
     assert expected_privileged == privileged
 
 
+@pytest.mark.real_runner
 def test_no_runner_token_reaches_the_job(real_jobs):
     token = TOKENS[E2E_POOL]
     for job, pod in real_jobs.values():
@@ -461,6 +465,70 @@ def test_rotating_a_token_updates_the_secret_and_restarts_the_manager(fleet, pla
     time.sleep(6)  # a few polls of the new manager
     assert ("/api/v4/jobs/request", 204) in standin_calls(ROTATED_L40S_TOKEN, since=old_gone - 60)
     assert standin_calls(TOKENS["l40s"], since=old_gone) == [], "the old token was still used"
+
+
+# --- a converge never kills a running job -------------------------------------------------------
+
+LONG_JOB_S = 40
+ROTATED_E2E_TOKEN = f"glrt-gpuci-rotated-{E2E_POOL}-{RUN_ID}"
+
+
+def manager_of(trace: str) -> str:
+    """The runner manager pod that ran a job, from the executor's "Running on <pod> via <manager>..." line."""
+    line = next(line for line in trace_text(trace).splitlines() if line.startswith("Running on "))
+    return line.split(" via ", 1)[1].rstrip(".")
+
+
+def converge_during_a_long_job(fleet, playbooks, changed_pools: list[dict]) -> tuple[dict, dict, str]:
+    """Start a long job on the e2e pool, converge `changed_pools` while it runs, queue a job after.
+
+    (the long job as it ended, the next job as it ended, the manager pod that ran the long job)."""
+    standin = StandInJobs(f"http://{REAL_NODE_IP}:{GITLAB_STANDIN_PORT}")
+    standin.register_runners(changed_pools)
+    tags = next(p["tags"] for p in changed_pools if p["name"] == E2E_POOL)
+    long_job = standin.queue(tags, [f"echo long-job-starts-{RUN_ID}", f"sleep {LONG_JOB_S}",
+                                    f"echo long-job-ends-{RUN_ID}"], BASE_IMAGE, "long")
+    deadline = time.monotonic() + 120
+    while f"long-job-starts-{RUN_ID}" not in trace_text(standin.job(long_job)["trace"]):
+        assert time.monotonic() < deadline, f"the long job never started: {standin.job(long_job)['state']}"
+        print(f"waiting up to {deadline - time.monotonic():.0f} s for the long job's script to start", flush=True)
+        time.sleep(2)
+    manager = manager_of(standin.job(long_job)["trace"])
+    playbooks.run(PLAYBOOK, extra_vars=fleet_vars(changed_pools)).assert_ok()
+    assert standin.job(long_job)["state"] == "running", "the converge returned after the job ended: no proof"
+    ended = standin.wait_finished(long_job, LONG_JOB_S + 120)
+    after = standin.wait_finished(standin.queue(tags, [f"echo next-job-{RUN_ID}"], BASE_IMAGE, "next"), 180)
+    return ended, after, manager
+
+
+def assert_the_job_survived(ended: dict, after: dict, manager: str, fleet) -> None:
+    trace = trace_text(ended["trace"])
+    assert ended["state"] == "success", trace[-3000:]
+    assert f"long-job-starts-{RUN_ID}" in trace and f"long-job-ends-{RUN_ID}" in trace, trace[-3000:]
+    assert after["state"] == "success", trace_text(after["trace"])[-3000:]
+    assert manager_of(after["trace"]) != manager, "the next job should go to the new manager"
+    assert manager not in [p["metadata"]["name"] for p in manager_pods(fleet, E2E_POOL)], \
+        "the old manager should be gone once its job ended"
+
+
+@pytest.mark.real_runner
+def test_a_converge_during_a_job_lets_the_job_finish(fleet, playbooks, real_components):
+    """A new concurrency rolls the manager: the old one stops gracefully (SIGQUIT), its job ends with success."""
+    real_components.require("gitlab-runner")
+    changed = [dict(p, concurrent=3) if p["name"] == E2E_POOL else p for p in pools()]
+    ended, after, manager = converge_during_a_long_job(fleet, playbooks, changed)
+    assert_the_job_survived(ended, after, manager, fleet)
+    assert 'concurrent = 3' in fleet.core.read_namespaced_config_map(release(E2E_POOL), MANAGER_NS).data["config.toml"]
+
+
+@pytest.mark.real_runner
+def test_a_token_rotation_during_a_job_lets_the_job_finish(fleet, playbooks, real_components):
+    """A new token restarts the manager (it reads its token at start): the running job still ends with success."""
+    real_components.require("gitlab-runner")
+    rotated = pools(dict(TOKENS, **{E2E_POOL: ROTATED_E2E_TOKEN}))
+    ended, after, manager = converge_during_a_long_job(fleet, playbooks, rotated)
+    assert_the_job_survived(ended, after, manager, fleet)
+    assert after["runner"]["token_sha256"] == token_fingerprint(ROTATED_E2E_TOKEN), after["runner"]
 
 
 # --- pruning and teardown -------------------------------------------------------------------
