@@ -1,12 +1,12 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""When k8s_reads answers in the controller's process, and when its module must run (plugins/action/k8s_reads.py)."""
+"""When k8s_reads answers in the controller's process, and when its module must run (plugins/plugin_utils/target_is_controller.py)."""
 
 import sys
 
 import pytest
 
-from ansible_collections.gpuci.runners.plugins.action.k8s_reads import runs_in_controller
+from ansible_collections.gpuci.runners.plugins.plugin_utils.target_is_controller import runs_in_controller
 
 HERE = sys.executable
 
