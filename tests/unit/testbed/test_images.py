@@ -32,10 +32,17 @@ def test_the_list_is_written_for_the_inventory_and_read_back(tmp_path):
 
 
 def test_provided_archives_come_after_the_testbeds_own(tmp_path, monkeypatch):
-    monkeypatch.setenv("GPUCI_TESTBED_UPSTREAM_IMAGES", str(tmp_path))
-    (tmp_path / "b.tar").write_bytes(b"")
-    (tmp_path / "a.tar").write_bytes(b"")
-    (tmp_path / "notes.txt").write_text("not an archive")
+    # A cache of its own, holding a built pause archive: the test needs no testbed build.
+    built = tmp_path / "cache" / "images"
+    built.mkdir(parents=True)
+    (built / f"pause-{images.pinned('PAUSE_VERSION')}.tar").write_bytes(b"built")
+    monkeypatch.setenv("GPUCI_TESTBED_CACHE", str(tmp_path / "cache"))
+    provided = tmp_path / "provided"
+    provided.mkdir()
+    monkeypatch.setenv("GPUCI_TESTBED_UPSTREAM_IMAGES", str(provided))
+    (provided / "b.tar").write_bytes(b"")
+    (provided / "a.tar").write_bytes(b"")
+    (provided / "notes.txt").write_text("not an archive")
     archives = images.archives()
     assert archives[0].name.startswith("pause-")
     assert [p.name for p in archives[-2:]] == ["a.tar", "b.tar"]
