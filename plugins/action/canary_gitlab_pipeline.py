@@ -18,17 +18,17 @@ from __future__ import annotations
 
 from ansible.utils.display import Display
 
-from ansible_collections.gpuci.runners.plugins.module_utils.canary_gitlab_pipeline import ARGUMENT_SPEC
+from ansible_collections.gpuci.runners.plugins.module_utils.canary_gitlab_pipeline import ARGUMENT_SPEC as MODULE_SPEC
 from ansible_collections.gpuci.runners.plugins.plugin_utils.target_is_controller import TargetIsControllerAction
 
 display = Display()
 
 
 class ActionModule(TargetIsControllerAction):
-    _VALID_ARGS = frozenset(ARGUMENT_SPEC)
+    _VALID_ARGS = frozenset(MODULE_SPEC)
     _supports_check_mode = True
     NAME = "canary_gitlab_pipeline"
-    ARGUMENT_SPEC = ARGUMENT_SPEC
+    ARGUMENT_SPEC = MODULE_SPEC
     MISSING_HERE = "python-gitlab is missing here"
 
     def code_here(self):

@@ -17,14 +17,14 @@ plugin_utils/target_is_controller.py's, shared with canary_gitlab_pipeline.
 
 from __future__ import annotations
 
-from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import ARGUMENT_SPEC
+from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import ARGUMENT_SPEC as MODULE_SPEC
 from ansible_collections.gpuci.runners.plugins.plugin_utils.target_is_controller import TargetIsControllerAction
 
 
 class ActionModule(TargetIsControllerAction):
-    _VALID_ARGS = frozenset(ARGUMENT_SPEC)
+    _VALID_ARGS = frozenset(MODULE_SPEC)
     NAME = "k8s_reads"
-    ARGUMENT_SPEC = ARGUMENT_SPEC
+    ARGUMENT_SPEC = MODULE_SPEC
     MISSING_HERE = "the controller lacks the Kubernetes client"
 
     def code_here(self):

@@ -83,8 +83,8 @@ def access_problem(permissions, project, ref):
     if level >= DEVELOPER:
         return ""
     return ("%s: the user of %s has %s access (level %d) to project %s; committing %s to %s=%s and running its "
-            "pipeline needs Developer (30) or more" % (PROJECT_VAR, TOKEN_VAR, ACCESS_NAMES.get(level, "unknown"),
-                                                      level, project, CI_FILE, REF_VAR, ref))
+            "pipeline needs Developer (30) or more"
+            % (PROJECT_VAR, TOKEN_VAR, ACCESS_NAMES.get(level, "unknown"), level, project, CI_FILE, REF_VAR, ref))
 
 
 def protected_problem(protected_branch, level, project, ref):

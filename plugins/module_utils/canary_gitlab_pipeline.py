@@ -243,6 +243,11 @@ ARGUMENT_SPEC = {
 }
 
 
+def _no_pods(_project_id):
+    """The pod lister in check mode or without cluster reads: nothing to list."""
+    return []
+
+
 def run_module(params, say, check_mode, client=None, list_pods=None, sleep=time.sleep, clock=time.monotonic):
     """The module's result for validated ``params``: ``failed`` and ``msg`` on a CanaryError.
 
@@ -266,7 +271,7 @@ def run_module(params, say, check_mode, client=None, list_pods=None, sleep=time.
         if params.get("read_pods", True) and not check_mode:
             list_pods, pods_note = pod_lister(params.get("kubeconfig"), params.get("context"))
         else:
-            list_pods = lambda project_id: []  # noqa: E731 - nothing to list
+            list_pods = _no_pods
     try:
         client = client or gitlab_client(params["url"], token)
         result = run_canary_pipeline(params, client, list_pods, lambda line: say(scrub(line)), check_mode, sleep, clock)

@@ -459,7 +459,7 @@ class StandIn(BaseHTTPRequestHandler):
         found = self._pipeline_of(project, pipeline_id)
         if found is None:
             return reply(404)
-        project_, _pipeline, jobs = found
+        project_, jobs = found[0], found[2]
         status = rolled_up([j["state"] for j in jobs])
         return reply(200, [job_object(j, project_, status, self._server_url()) for j in jobs])
 

@@ -54,8 +54,8 @@ def test_cpu_lanes_give_each_cpu_pool_a_job_on_its_image_or_the_runner_s_default
                      {"name": "gone", "tags": ["old"], "state": "absent"}]
     lanes_ = canary_lanes({"gitlab_pools": pools, "cpu_lanes": True})
     jobs = canary_ci({"lanes": lanes_, "images": IMAGES, "job_timeout": 600})["gitlab_jobs"]
-    assert jobs["gpu-canary-cpu-debian"] == {"tags": ["cpu", "debian"], "image": "debian:bookworm",
-                                            "script": lanes_[-1]["commands"]}
+    assert jobs["gpu-canary-cpu-debian"] == {
+        "tags": ["cpu", "debian"], "image": "debian:bookworm", "script": lanes_[-1]["commands"]}
     assert jobs["gpu-canary-cpu"] == {"tags": [], "script": lanes_[-1]["commands"]}, "no image: the runner's default"
     assert "gpu-canary-gone" not in jobs
     assert any("gpu-canary: CPU job ran on" in line for line in jobs["gpu-canary-cpu"]["script"])

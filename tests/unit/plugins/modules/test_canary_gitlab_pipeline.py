@@ -114,8 +114,8 @@ def test_pipeline_jobs_routed_by_tags_judged_per_lane(standin, runners):
     assert cpu["evidence"] == ["gpu-canary: CPU job ran on runner-pod (Linux 6.1.0 x86_64)",
                                "gpu-canary: the checkout holds .gitlab-ci.yml"]
     (cpu_job,) = cpu["gitlab_jobs"]
-    assert (cpu_job["job_id"], cpu_job["pipeline_id"], cpu_job["pod"]) == (jobs["gpu-canary-cpu"]["id"], 1,
-                                                                            "runner-fake-%d" % cpu_job["job_id"])
+    expected = (jobs["gpu-canary-cpu"]["id"], 1, "runner-fake-%d" % cpu_job["job_id"])
+    assert (cpu_job["job_id"], cpu_job["pipeline_id"], cpu_job["pod"]) == expected
     assert cpu_job["job_url"].endswith("/gpuci/canary/-/jobs/%d" % cpu_job["job_id"])
     # The l40s job's pod landed on a simulated node: its failure is the simulation's, the lane scheduled-only.
     l40s = by_name["l40s-cuda-1gpu"]
