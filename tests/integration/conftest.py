@@ -33,6 +33,22 @@ def testbed():
         yield cluster
 
 
+@pytest.fixture(scope="module")
+def nvidia_runtime_class(testbed):
+    """RuntimeClass nvidia, which the GPU Operator's toolkit makes: created here only if missing, removed after."""
+    existing = testbed.get("node.k8s.io/v1", "RuntimeClass", "nvidia")
+    if existing is None:
+        testbed.resource("node.k8s.io/v1", "RuntimeClass").create(body={
+            "apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "handler": "nvidia",
+            "metadata": {"name": "nvidia", "labels": {"app.kubernetes.io/part-of": "gpuci-runners",
+                                                      "gpuci.runners/test": "integration"}}})
+    yield "nvidia"
+    if existing is None:
+        current = testbed.get("node.k8s.io/v1", "RuntimeClass", "nvidia")
+        if current and current["metadata"].get("labels", {}).get("gpuci.runners/test") == "integration":
+            testbed.resource("node.k8s.io/v1", "RuntimeClass").delete(name="nvidia")
+
+
 @pytest.fixture(scope="session")
 def playbooks(testbed):
     return Playbooks(testbed)

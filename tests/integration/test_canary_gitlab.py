@@ -50,8 +50,11 @@ def canary_vars(report_dir, **extra) -> dict:
 
 
 @pytest.fixture(scope="module")
-def gitlab_canary(testbed, playbooks, real_components, tmp_path_factory):
-    """The pools converged, then the canary: check mode, a first run at -vvv, and a rerun."""
+def gitlab_canary(testbed, playbooks, real_components, nvidia_runtime_class, tmp_path_factory):
+    """The pools converged, then the canary: check mode, a first run at -vvv, and a rerun.
+
+    The GPU lanes need RuntimeClass nvidia (the GPU Operator's, which this
+    test does not install): without it their job pods are refused at admission."""
     real_components.require("gitlab-runner")
     playbooks.run("gitlab_runner.yml").assert_ok()
     report_dir = tmp_path_factory.mktemp("canary-gitlab") / "report"

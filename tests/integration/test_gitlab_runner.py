@@ -103,22 +103,6 @@ def fleet(testbed, playbooks):
         playbooks.run(PLAYBOOK, extra_vars=teardown)
 
 
-@pytest.fixture(scope="module")
-def nvidia_runtime_class(testbed):
-    """RuntimeClass nvidia (the gpu_operator role makes it); created here only if missing."""
-    existing = testbed.get("node.k8s.io/v1", "RuntimeClass", "nvidia")
-    if existing is None:
-        testbed.resource("node.k8s.io/v1", "RuntimeClass").create(body={
-            "apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "handler": "nvidia",
-            "metadata": {"name": "nvidia", "labels": {"app.kubernetes.io/part-of": "gpuci-runners",
-                                                      "gpuci.runners/test": "gitlab-runner"}}})
-    yield "nvidia"
-    if existing is None:
-        current = testbed.get("node.k8s.io/v1", "RuntimeClass", "nvidia")
-        if current and current["metadata"].get("labels", {}).get("gpuci.runners/test") == "gitlab-runner":
-            testbed.resource("node.k8s.io/v1", "RuntimeClass").delete(name="nvidia")
-
-
 def stored_runner(cluster, pool: str) -> dict:
     """The [[runners]] table of the config.toml the chart put in the pool's ConfigMap."""
     configmap = cluster.core.read_namespaced_config_map(release(pool), MANAGER_NS)
