@@ -188,32 +188,26 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-replace gitlab.com/gitlab-org/fleeting/taskscaler => ./replacements/fleeting/taskscaler
+// GitLab Runner requires six modules that the Go module proxy refuses (403)
+// or that its module zip leaves out (runner_wrapper/api); each is replaced by
+// a small module of ours that says what it provides and what it does when
+// reached (replacements/). Four more it requires (fleeting, its
+// metrics/prometheus, nesting, taskscaler's metrics/prometheus) have their
+// go.mod served and provide no package this build imports: no replacement.
+require (
+	gitlab.com/ajwalker/phrasestream v0.0.0-20250306164532-3b0af7cb1452
+	gitlab.com/gitlab-org/fleeting/taskscaler v0.0.0-20260805120041-8295dd4d1775
+	gitlab.com/gitlab-org/gitlab-runner/helpers/runner_wrapper/api v0.1.1
+	gitlab.com/gitlab-org/labkit/v2 v2.29.2
+	gitlab.com/gitlab-org/moa v0.0.0-20260427132849-fad5ad756fe7
+	gitlab.com/gitlab-org/step-runner v0.44.0
+)
 
-replace gitlab.com/gitlab-org/fleeting/taskscaler/metrics/prometheus => ./replacements/fleeting/taskscaler-metrics-prometheus
-
-replace gitlab.com/gitlab-org/fleeting/fleeting => ./replacements/fleeting/fleeting
-
-replace gitlab.com/gitlab-org/fleeting/fleeting/metrics/prometheus => ./replacements/fleeting/fleeting-metrics-prometheus
-
-replace gitlab.com/gitlab-org/moa => ./replacements/moa
-
-replace gitlab.com/ajwalker/phrasestream => ./replacements/phrasestream
-
-replace gitlab.com/gitlab-org/fleeting/nesting => ./replacements/fleeting/nesting
-
-replace gitlab.com/gitlab-org/labkit/v2 => ./replacements/labkit
-
-replace gitlab.com/gitlab-org/step-runner => ./replacements/step-runner
-
-replace gitlab.com/gitlab-org/gitlab-runner/helpers/runner_wrapper/api => ./replacements/runner-wrapper-api
-require gitlab.com/gitlab-org/step-runner v0.44.0
-require gitlab.com/gitlab-org/moa v0.0.0-20260427132849-fad5ad756fe7
-require gitlab.com/gitlab-org/labkit/v2 v2.29.2
-require gitlab.com/gitlab-org/fleeting/fleeting v0.0.0-20260818191615-630980b76a04
-require gitlab.com/gitlab-org/fleeting/fleeting/metrics/prometheus v0.0.0-20260818191615-630980b76a04
-require gitlab.com/gitlab-org/fleeting/nesting v0.5.0
-require gitlab.com/gitlab-org/fleeting/taskscaler v0.0.0-20260805120041-8295dd4d1775
-require gitlab.com/gitlab-org/fleeting/taskscaler/metrics/prometheus v0.0.0-20260805120041-8295dd4d1775
-require gitlab.com/ajwalker/phrasestream v0.0.0-20250306164532-3b0af7cb1452
-require gitlab.com/gitlab-org/gitlab-runner/helpers/runner_wrapper/api v0.1.1
+replace (
+	gitlab.com/ajwalker/phrasestream => ./replacements/phrasestream
+	gitlab.com/gitlab-org/fleeting/taskscaler => ./replacements/fleeting/taskscaler
+	gitlab.com/gitlab-org/gitlab-runner/helpers/runner_wrapper/api => ./replacements/runner-wrapper-api
+	gitlab.com/gitlab-org/labkit/v2 => ./replacements/labkit
+	gitlab.com/gitlab-org/moa => ./replacements/moa
+	gitlab.com/gitlab-org/step-runner => ./replacements/step-runner
+)

@@ -1,3 +1,0 @@
-module gitlab.com/gitlab-org/fleeting/fleeting/metrics/prometheus
-
-go 1.24

@@ -1,3 +1,0 @@
-module gitlab.com/gitlab-org/fleeting/fleeting
-
-go 1.24

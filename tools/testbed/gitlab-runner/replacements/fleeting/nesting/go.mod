@@ -1,3 +1,0 @@
-module gitlab.com/gitlab-org/fleeting/nesting
-
-go 1.24
