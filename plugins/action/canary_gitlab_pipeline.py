@@ -7,7 +7,7 @@ Why: a module's output comes back only when it ends, and the canary's
 pipeline may wait minutes for runners. When the target is the controller
 itself (plugin_utils/target_is_controller.py: local connection, no become, no
 task environment, the controller's Python), the same code
-(module_utils/canary_gitlab_pipeline.py) runs here and prints each progress
+(module_utils/gpu_canary/gitlab_pipeline.py) runs here and prints each progress
 line as it happens; anywhere else the module runs and returns them.
 
 The token never reaches the display: the progress lines and the result are
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ansible.utils.display import Display
 
-from ansible_collections.gpuci.runners.plugins.module_utils.canary_gitlab_pipeline import ARGUMENT_SPEC as MODULE_SPEC
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.gitlab_pipeline import ARGUMENT_SPEC as MODULE_SPEC
 from ansible_collections.gpuci.runners.plugins.plugin_utils.target_is_controller import TargetIsControllerAction
 
 display = Display()
@@ -45,7 +45,7 @@ class ActionModule(TargetIsControllerAction):
 def _code_here():
     """run_module, or None where the controller's Python lacks python-gitlab (the module may have it)."""
     try:
-        from ansible_collections.gpuci.runners.plugins.module_utils.canary_gitlab_pipeline import (  # pylint: disable=import-outside-toplevel
+        from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.gitlab_pipeline import (  # pylint: disable=import-outside-toplevel
             HAS_GITLAB,
             run_module,
         )

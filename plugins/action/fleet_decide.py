@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Action plugin of gpuci.runners.fleet_decide (documentation: plugins/modules/fleet_decide.py).
 
-The cluster roles' decisions after their read (module_utils/fleet_decide.py)
+The cluster roles' decisions after their read (module_utils/fleet/decide.py)
 in one step, in the controller's process. site.yml used to decide in four
 tasks behind three role imports (a worker process each on every run, a
 rerun that changes nothing included), each assembling its builders' inputs
@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleError
 
-from ansible_collections.gpuci.runners.plugins.module_utils.fleet_decide import fleet_decide
-from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError, plain
+from ansible_collections.gpuci.runners.plugins.module_utils.fleet.decide import fleet_decide
+from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import ValidationError, plain
 from ansible_collections.gpuci.runners.plugins.plugin_utils.controller_action import ControllerAction
 
 ARGUMENT_SPEC = {

@@ -8,7 +8,7 @@ task. As a module it costs the AnsiballZ payload (built by scanning every
 module_utils file that kubernetes.core's client imports), a new Python, the
 client's imports from that payload, and the temporary files: about 0.4 s of
 a 2.1 s no-op on a 2-core controller. When the target is the controller
-itself, the same code (module_utils/k8s_reads_client.py) answers the same
+itself, the same code (module_utils/k8s/reads_client.py) answers the same
 reads in this process instead.
 
 The test of "the controller is the target" and the flow are
@@ -17,7 +17,7 @@ plugin_utils/target_is_controller.py's, shared with canary_gitlab_pipeline.
 
 from __future__ import annotations
 
-from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import ARGUMENT_SPEC as MODULE_SPEC
+from ansible_collections.gpuci.runners.plugins.module_utils.k8s.reads import ARGUMENT_SPEC as MODULE_SPEC
 from ansible_collections.gpuci.runners.plugins.plugin_utils.target_is_controller import TargetIsControllerAction
 
 
@@ -34,7 +34,7 @@ class ActionModule(TargetIsControllerAction):
 def _client_here():
     """answer_reads, or None where the controller's Python lacks the Kubernetes client (the module may have it)."""
     try:
-        from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads_client import (  # pylint: disable=import-outside-toplevel
+        from ansible_collections.gpuci.runners.plugins.module_utils.k8s.reads_client import (  # pylint: disable=import-outside-toplevel
             answer_reads,
         )
     except ImportError:

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 from ansible.utils.display import Display
 
-from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_plan import arc_runners_plan
-from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_preflight import arc_runners_deprecations
-from ansible_collections.gpuci.runners.plugins.module_utils.canary_plan import canary_plan
-from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_plan import gitlab_runner_plan
-from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_preflight import gitlab_runner_deprecations
-from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator_plan import gpu_operator_plan
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.plan import arc_runners_plan
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.preflight import arc_runners_deprecations
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.plan import canary_plan
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.plan import gitlab_runner_plan
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.preflight import gitlab_runner_deprecations
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator.plan import gpu_operator_plan
 from ansible_collections.gpuci.runners.plugins.plugin_utils.controller_action import ControllerAction
 from ansible_collections.gpuci.runners.plugins.plugin_utils.filter_errors import build
 

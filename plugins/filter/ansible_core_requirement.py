@@ -1,11 +1,11 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The ansible_core_requirement filter; documentation in ansible_core_requirement.yml, logic in module_utils/ansible_core_requirement.py."""
+"""The ansible_core_requirement filter; documentation in ansible_core_requirement.yml, logic in module_utils/common/ansible_core_requirement.py."""
 
 from __future__ import annotations
 
-from ansible_collections.gpuci.runners.plugins.module_utils.ansible_core_requirement import ansible_core_requirement
+from ansible_collections.gpuci.runners.plugins.module_utils.common.ansible_core_requirement import ansible_core_requirement
 from ansible_collections.gpuci.runners.plugins.plugin_utils.filter_errors import as_input_filter
 
 

@@ -1,11 +1,11 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The arc_runners_finalizer_patches filter; documentation in its .yml, logic in module_utils/arc_runners_finalizer_patches.py."""
+"""The arc_runners_finalizer_patches filter; documentation in its .yml, logic in module_utils/arc_runners/finalizer_patches.py."""
 
 from __future__ import annotations
 
-from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_finalizer_patches import arc_runners_finalizer_patches
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.finalizer_patches import arc_runners_finalizer_patches
 from ansible_collections.gpuci.runners.plugins.plugin_utils.filter_errors import as_input_filter
 
 

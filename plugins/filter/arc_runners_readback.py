@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_readback import arc_runners_readback
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.readback import arc_runners_readback
 from ansible_collections.gpuci.runners.plugins.plugin_utils.filter_errors import as_input_filter
 
 

@@ -1,11 +1,11 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The canary_ci filter; documentation in canary_ci.yml, logic in module_utils/canary_ci.py."""
+"""The canary_ci filter; documentation in canary_ci.yml, logic in module_utils/gpu_canary/ci_snippets.py."""
 
 from __future__ import annotations
 
-from ansible_collections.gpuci.runners.plugins.module_utils.canary_ci import canary_ci
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.ci_snippets import canary_ci
 from ansible_collections.gpuci.runners.plugins.plugin_utils.filter_errors import as_input_filter
 
 

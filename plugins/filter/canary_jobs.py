@@ -1,11 +1,11 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The canary_jobs filter; documentation in canary_jobs.yml, logic in module_utils/canary_jobs.py."""
+"""The canary_jobs filter; documentation in canary_jobs.yml, logic in module_utils/gpu_canary/jobs.py."""
 
 from __future__ import annotations
 
-from ansible_collections.gpuci.runners.plugins.module_utils.canary_jobs import canary_jobs
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.jobs import canary_jobs
 from ansible_collections.gpuci.runners.plugins.plugin_utils.filter_errors import as_filter
 
 

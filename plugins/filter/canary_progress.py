@@ -1,11 +1,11 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The canary_progress filter; documentation in canary_progress.yml, logic in module_utils/canary_progress.py."""
+"""The canary_progress filter; documentation in canary_progress.yml, logic in module_utils/gpu_canary/progress.py."""
 
 from __future__ import annotations
 
-from ansible_collections.gpuci.runners.plugins.module_utils.canary_progress import canary_progress
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.progress import canary_progress
 from ansible_collections.gpuci.runners.plugins.plugin_utils.filter_errors import as_input_filter
 
 

@@ -1,11 +1,11 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The container_runtimes filter; documentation in container_runtimes.yml, logic in module_utils/container_runtimes.py."""
+"""The container_runtimes filter; documentation in container_runtimes.yml, logic in module_utils/container_toolkit/runtimes.py."""
 
 from __future__ import annotations
 
-from ansible_collections.gpuci.runners.plugins.module_utils.container_runtimes import container_runtimes
+from ansible_collections.gpuci.runners.plugins.module_utils.container_toolkit.runtimes import container_runtimes
 from ansible_collections.gpuci.runners.plugins.plugin_utils.filter_errors import as_input_filter
 
 

@@ -1,11 +1,11 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The fleet_plan filter; documentation in fleet_plan.yml, logic in module_utils/fleet_plan.py."""
+"""The fleet_plan filter; documentation in fleet_plan.yml, logic in module_utils/fleet/plan.py."""
 
 from __future__ import annotations
 
-from ansible_collections.gpuci.runners.plugins.module_utils.fleet_plan import fleet_plan
+from ansible_collections.gpuci.runners.plugins.module_utils.fleet.plan import fleet_plan
 from ansible_collections.gpuci.runners.plugins.plugin_utils.filter_errors import as_input_filter
 
 

@@ -1,11 +1,11 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The gitlab_runner_config filter; documentation in gitlab_runner_config.yml, logic in module_utils/gitlab_runner_config.py."""
+"""The gitlab_runner_config filter; documentation in gitlab_runner_config.yml, logic in module_utils/gitlab_runner/config.py."""
 
 from __future__ import annotations
 
-from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_config import gitlab_runner_config
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.config import gitlab_runner_config
 from ansible_collections.gpuci.runners.plugins.plugin_utils.filter_errors import as_filter
 
 

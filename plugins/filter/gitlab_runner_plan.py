@@ -1,12 +1,12 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The gitlab_runner_plan filter; documentation in gitlab_runner_plan.yml, logic in module_utils/gitlab_runner_plan.py."""
+"""The gitlab_runner_plan filter; documentation in gitlab_runner_plan.yml, logic in module_utils/gitlab_runner/plan.py."""
 
 from __future__ import annotations
 
-from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_plan import gitlab_runner_plan
-from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_preflight import gitlab_runner_deprecations
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.plan import gitlab_runner_plan
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.preflight import gitlab_runner_deprecations
 from ansible_collections.gpuci.runners.plugins.plugin_utils.filter_errors import as_filter
 
 

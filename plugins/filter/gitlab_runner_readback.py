@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_readback import gitlab_runner_readback
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.readback import gitlab_runner_readback
 from ansible_collections.gpuci.runners.plugins.plugin_utils.filter_errors import as_input_filter
 
 

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_token_secrets import gitlab_runner_token_secrets
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.token_secrets import gitlab_runner_token_secrets
 from ansible_collections.gpuci.runners.plugins.plugin_utils.filter_errors import as_input_filter
 
 

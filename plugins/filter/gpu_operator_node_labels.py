@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator_node_labels import gpu_operator_node_labels
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator.node_labels import gpu_operator_node_labels
 from ansible_collections.gpuci.runners.plugins.plugin_utils.filter_errors import as_input_filter
 
 

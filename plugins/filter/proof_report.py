@@ -1,11 +1,11 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The proof_report filter; documentation in proof_report.yml, logic in module_utils/proof_report.py."""
+"""The proof_report filter; documentation in proof_report.yml, logic in module_utils/gpu_canary/proof_report.py."""
 
 from __future__ import annotations
 
-from ansible_collections.gpuci.runners.plugins.module_utils.proof_report import proof_report
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.proof_report import proof_report
 from ansible_collections.gpuci.runners.plugins.plugin_utils.filter_errors import as_input_filter
 
 

@@ -1,11 +1,11 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The time_slicing_config filter; documentation in time_slicing_config.yml, logic in module_utils/time_slicing_config.py."""
+"""The time_slicing_config filter; documentation in time_slicing_config.yml, logic in module_utils/gpu_operator/time_slicing.py."""
 
 from __future__ import annotations
 
-from ansible_collections.gpuci.runners.plugins.module_utils.time_slicing_config import time_slicing_config
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator.time_slicing import time_slicing_config
 from ansible_collections.gpuci.runners.plugins.plugin_utils.filter_errors import as_filter
 
 

@@ -152,7 +152,7 @@ pods_note:
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.gpuci.runners.plugins.module_utils.canary_gitlab_pipeline import (
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.gitlab_pipeline import (
     HAS_GITLAB,
     ARGUMENT_SPEC,
     run_module,

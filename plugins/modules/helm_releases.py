@@ -199,7 +199,7 @@ import os
 import subprocess
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpuci.runners.plugins.module_utils.helm_releases import Helm, apply_releases
+from ansible_collections.gpuci.runners.plugins.module_utils.k8s.helm_releases import Helm, apply_releases
 
 _RELEASE_OPTIONS = dict(
     name=dict(type="str", required=True),

@@ -166,8 +166,8 @@ groups:
         resources: []
 """
 
-from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import ARGUMENT_SPEC
-from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads_client import answer_reads
+from ansible_collections.gpuci.runners.plugins.module_utils.k8s.reads import ARGUMENT_SPEC
+from ansible_collections.gpuci.runners.plugins.module_utils.k8s.reads_client import answer_reads
 from ansible_collections.kubernetes.core.plugins.module_utils.ansiblemodule import AnsibleModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 

@@ -180,9 +180,9 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpuci.runners.plugins.module_utils.text_files import read_text, write_text
+from ansible_collections.gpuci.runners.plugins.module_utils.common.text_files import read_text, write_text
 
-from ansible_collections.gpuci.runners.plugins.module_utils.nvidia_cdi import (
+from ansible_collections.gpuci.runners.plugins.module_utils.container_toolkit.cdi import (
     DEVICE_NAME_STRATEGIES, MODES, device_names, error_message, explain_failure, generate_argv, search_path,
     spec_format)
 

@@ -147,7 +147,7 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpuci.runners.plugins.module_utils.text_files import read_text, write_text
+from ansible_collections.gpuci.runners.plugins.module_utils.common.text_files import read_text, write_text
 
 try:
     import tomllib  # Python 3.11+, only for reading leftovers

@@ -10,9 +10,9 @@ import functools
 from ansible.errors import AnsibleFilterError
 from ansible.utils.display import Display
 
-from ansible_collections.gpuci.runners.plugins.module_utils.gpu_classes import deprecated_class_keys
-from ansible_collections.gpuci.runners.plugins.module_utils.rendering import MissingLibraryError
-from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError, plain
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.classes import deprecated_class_keys
+from ansible_collections.gpuci.runners.plugins.module_utils.common.rendering import MissingLibraryError
+from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import ValidationError, plain
 
 
 def warn_deprecated(messages):

@@ -46,7 +46,7 @@ def render_runner(pool: dict) -> dict:
     """The [[runners]] table the gitlab_runner_config filter renders for `pool` (no chart involved)."""
     if str(COLLECTIONS) not in sys.path:
         sys.path.insert(0, str(COLLECTIONS))
-    from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_config import gitlab_runner_config
+    from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.config import gitlab_runner_config
 
     return runner_table(gitlab_runner_config(pool))
 

@@ -24,7 +24,7 @@ from gpu_canary_support import PodRecorder, flat, load_report, markdown_table, s
 from helpers import strategic_merge  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / ".collections"))
-from ansible_collections.gpuci.runners.plugins.module_utils.gpu_pod_patch import gpu_pod_patch  # noqa: E402
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.pod_patch import gpu_pod_patch  # noqa: E402
 
 NAMESPACE = "gpu-canary-test"
 # The test's own RuntimeClass: RuntimeClass nvidia belongs to the GPU Operator

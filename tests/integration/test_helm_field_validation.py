@@ -3,7 +3,7 @@
 """helm_releases leaves field validation to the API server: nothing gets through that helm's own check would stop.
 
 helm_releases runs helm with --disable-openapi-validation unless
-openapi_validation is true (plugins/module_utils/helm_releases.py says why).
+openapi_validation is true (plugins/module_utils/k8s/helm_releases.py says why).
 On the testbed's API server, a chart object with a field of the wrong type
 must be refused with the flag as without it, and one with an unknown field
 must have the same outcome either way: helm's own check changes no outcome

@@ -77,7 +77,7 @@ VERIFY_CHECKS = {
     "gitlab_runner": "Check that each release holds the config.toml the role rendered",
     "arc_runners": "Check each AutoscalingRunnerSet against the plan, and that the Secrets scale sets name exist",
 }
-FLEET_CHECK = "Check what each role applied or found against its plan (module_utils/fleet_readback.py)"
+FLEET_CHECK = "Check what each role applied or found against its plan (module_utils/fleet/readback.py)"
 
 
 def verify_tags_verify_and_change_nothing(playbooks):

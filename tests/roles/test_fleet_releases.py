@@ -65,7 +65,7 @@ def test_in_site_the_plans_reads_go_out_at_once_and_each_role_decides_from_its_g
     fleet_read = step(tasks, "gpuci.runners.k8s_reads", register="__gpuci_cluster")
     assert "(__{0}_plan.reads if __{0}_plan.converges else [])".format(role) in fleet_read["vars"]["_gpuci_fleet_reads"]
     assert fleet_read["no_log"] is True
-    # One step decides for every role from its group of the read (module_utils/fleet_decide.py), the step
+    # One step decides for every role from its group of the read (module_utils/fleet/decide.py), the step
     # each role's decide.yml takes alone, there from its own read.
     decide = step(tasks, "gpuci.runners.fleet_decide")["gpuci.runners.fleet_decide"]
     assert decide["fleet"] is True and decide["read"] == "{{ __gpuci_cluster.groups | default({}) }}"
@@ -124,7 +124,7 @@ def test_site_applies_every_roles_objects_then_releases_in_one_step_each_then_fi
     assert positions == sorted(positions)
     assert "gpuci.runners.fleet_objects" in joined and object_step["no_log"] is True
     assert object_step["register"] == "__gpuci_objects_applied"
-    # The decide step joined the decided roles' releases and reads back (module_utils/fleet_decide.py).
+    # The decide step joined the decided roles' releases and reads back (module_utils/fleet/decide.py).
     assert release_step["gpuci.runners.helm_releases"]["releases"] == "{{ __gpuci_decision.releases }}"
     assert readback_step["gpuci.runners.k8s_reads"]["reads"] == "{{ __gpuci_decision.readback }}"
     finishes = [t["ansible.builtin.include_role"] for t in tasks[tasks.index(readback_step) + 1:]]

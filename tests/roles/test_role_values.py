@@ -192,7 +192,7 @@ def test_unset_runtime_class_is_the_gpu_operator_default():
     """With nothing in the inventory the runners' default and the operator's RuntimeClass must agree."""
     if str(REPO / ".collections") not in sys.path:
         sys.path.insert(0, str(REPO / ".collections"))
-    from ansible_collections.gpuci.runners.plugins.module_utils.gpu_request import DEFAULT_RUNTIME_CLASS
+    from ansible_collections.gpuci.runners.plugins.module_utils.gpu.request import DEFAULT_RUNTIME_CLASS
 
     operator = yaml.safe_load((ROLES / "gpu_operator" / "defaults" / "main.yml").read_text())
     assert operator["gpu_operator_runtime_class"] == DEFAULT_RUNTIME_CLASS

@@ -23,6 +23,14 @@ if not (COLLECTIONS / "ansible_collections" / "gpuci" / "runners").exists():
 if str(COLLECTIONS) not in sys.path:
     sys.path.insert(0, str(COLLECTIONS))
 
+# The module_utils tests live in one folder per module_utils subpackage. Some
+# build on another domain's data (the fleet's tests on each role's plan, the
+# reads' tests on the pending-changes Secrets) and import that test module by
+# its unique name: every such folder is on sys.path for that.
+for _folder in sorted((REPO / "tests/unit/plugins/module_utils").iterdir()):
+    if _folder.is_dir() and not _folder.name.startswith("_") and str(_folder) not in sys.path:
+        sys.path.insert(0, str(_folder))
+
 
 @pytest.fixture
 def golden():

@@ -15,7 +15,8 @@ import tarfile
 import pytest
 import yaml
 
-from ansible_collections.gpuci.runners.plugins.module_utils import arc_runners_plan, gpu_operator_plan
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners import plan as arc_runners_plan
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator import plan as gpu_operator_plan
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tools" / "testbed"))

@@ -17,7 +17,7 @@ sys.path.insert(0, str(REPO_ROOT / "tools" / "testbed"))
 sys.path.insert(0, str(REPO_ROOT / ".collections"))
 
 from lib import gpu  # noqa: E402  (needs the path above)
-from ansible_collections.gpuci.runners.plugins.module_utils.gpu_classes import (  # noqa: E402
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.classes import (  # noqa: E402
     PRODUCT_LABEL,
     builtin_classes_of_product,
 )
@@ -32,7 +32,7 @@ def main() -> int:
     names = builtin_classes_of_product(product)
     if not names:
         print(f"gpu_class: no built-in GPU class has product {product}; add one to "
-              "plugins/module_utils/gpu_classes.py", file=sys.stderr)
+              "plugins/module_utils/gpu/classes.py", file=sys.stderr)
         return 1
     print(names[0])
     return 0

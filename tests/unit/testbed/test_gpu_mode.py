@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.gpuci.runners.plugins.module_utils.gpu_classes import merged_classes
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.classes import merged_classes
 from lib import gpu
 from lib.layout import Layout
 

@@ -10,7 +10,7 @@ GitLab would. They are derived as the gitlab_runner role creates a runner for
 a pool without a token (roles/gitlab_runner/tasks/create_runners.yml):
 description = the pool's name, tag_list = its tags, run_untagged only when it
 has no tags, not paused. A pool's own `run_untagged` wins here, for tests
-that want one; the role has no such pool key (plugins/module_utils/pool_keys.py).
+that want one; the role has no such pool key (plugins/module_utils/common/pool_keys.py).
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""fleet_decide (module_utils/fleet_decide.py, plugins/action/fleet_decide.py): each cluster role's decision from
+"""fleet_decide (module_utils/fleet/decide.py, plugins/action/fleet_decide.py): each cluster role's decision from
 its real plan and recorded answers of the cluster, in one step, its Secrets never shown."""
 import base64
 
@@ -8,11 +8,11 @@ import pytest
 from ansible.errors import AnsibleError
 
 from ansible_collections.gpuci.runners.plugins.action.fleet_decide import decision
-from ansible_collections.gpuci.runners.plugins.module_utils import fleet_decide as module
-from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_plan import arc_runners_plan
-from ansible_collections.gpuci.runners.plugins.module_utils.fleet_decide import fleet_decide, selected_by_tags
-from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_plan import gitlab_runner_plan
-from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator_plan import gpu_operator_plan
+from ansible_collections.gpuci.runners.plugins.module_utils.fleet import decide as module
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.plan import arc_runners_plan
+from ansible_collections.gpuci.runners.plugins.module_utils.fleet.decide import fleet_decide, selected_by_tags
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.plan import gitlab_runner_plan
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator.plan import gpu_operator_plan
 
 from test_role_plan_action import POOL, gitlab, settings
 

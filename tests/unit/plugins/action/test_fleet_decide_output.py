@@ -16,9 +16,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_plan import NOTHING_DECLARED
-from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_plan import gitlab_runner_plan
-from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator_plan import gpu_operator_plan
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.plan import NOTHING_DECLARED
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.plan import gitlab_runner_plan
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator.plan import gpu_operator_plan
 
 from test_role_plan_action import settings
 

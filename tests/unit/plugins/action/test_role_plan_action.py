@@ -10,8 +10,8 @@ import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_plan import NOTHING_DECLARED
-from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_plan import gitlab_runner_plan
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.plan import NOTHING_DECLARED
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.plan import gitlab_runner_plan
 from ansible_collections.gpuci.runners.plugins.action.role_plan import ROLE_PLANS, role_plan
 
 ROLES = pathlib.Path(__file__).resolve().parents[4] / "roles"

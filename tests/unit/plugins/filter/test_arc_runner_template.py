@@ -7,8 +7,8 @@ import copy
 import pytest
 import yaml
 
-from ansible_collections.gpuci.runners.plugins.module_utils.arc_runner_template import arc_runner_template, scale_set_templates
-from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.runner_template import arc_runner_template, scale_set_templates
+from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import ValidationError
 
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 HOOK_ENV = "ACTIONS_RUNNER_CONTAINER_HOOK_TEMPLATE"

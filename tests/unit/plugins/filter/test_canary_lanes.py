@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from ansible_collections.gpuci.runners.plugins.module_utils.canary_checks import CHECKS, JOB_PREFIX, MIG_PROFILE
-from ansible_collections.gpuci.runners.plugins.module_utils.canary_lanes import canary_lanes
-from ansible_collections.gpuci.runners.plugins.module_utils.gpu_pod_patch import gpu_pod_patch
-from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.checks import CHECKS, JOB_PREFIX, MIG_PROFILE
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.lanes import canary_lanes
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.pod_patch import gpu_pod_patch
+from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import ValidationError
 
 TOKEN = "glrt-must-never-leak"
 POOLS = [

@@ -8,8 +8,8 @@ import tomllib
 
 import pytest
 
-from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_config import gitlab_runner_config, pool_configs
-from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.config import gitlab_runner_config, pool_configs
+from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import ValidationError
 
 FLAG = "FF_USE_ADVANCED_POD_SPEC_CONFIGURATION"
 CPU_ONLY_TERMS = [

@@ -4,8 +4,8 @@ import copy
 
 import pytest
 
-from ansible_collections.gpuci.runners.plugins.module_utils.gpu_pod_patch import gpu_pod_patch
-from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.pod_patch import gpu_pod_patch
+from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import ValidationError
 
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 DRI_TOLERATION = {"key": "gpuci.runners/dri", "operator": "Exists", "effect": "NoSchedule"}

@@ -3,8 +3,8 @@
 import pytest
 import yaml
 
-from ansible_collections.gpuci.runners.plugins.module_utils.time_slicing_config import time_slicing_config
-from ansible_collections.gpuci.runners.plugins.module_utils.validation import ValidationError
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator.time_slicing import time_slicing_config
+from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import ValidationError
 
 
 def parsed(replicas, classes=None):

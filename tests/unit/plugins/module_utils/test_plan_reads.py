@@ -7,10 +7,10 @@ its answers under its own group; the read-back goes the same way.
 """
 import pytest
 
-from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners_plan import arc_runners_plan
-from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner_plan import gitlab_runner_plan
-from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator_plan import gpu_operator_plan
-from ansible_collections.gpuci.runners.plugins.module_utils.k8s_reads import duplicate_keys
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.plan import arc_runners_plan
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.plan import gitlab_runner_plan
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator.plan import gpu_operator_plan
+from ansible_collections.gpuci.runners.plugins.module_utils.k8s.reads import duplicate_keys
 
 import test_arc_runners_plan as arc
 import test_gitlab_runner_plan as gitlab

@@ -14,17 +14,18 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.gpuci.runners.plugins.module_utils import canary_gitlab_pipeline
-from ansible_collections.gpuci.runners.plugins.module_utils.canary_ci import canary_ci
-from ansible_collections.gpuci.runners.plugins.module_utils.canary_lanes import canary_lanes
-from ansible_collections.gpuci.runners.plugins.module_utils.proof_report import proof_report
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary import gitlab_pipeline as canary_gitlab_pipeline
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.ci_snippets import canary_ci
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.lanes import canary_lanes
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.proof_report import proof_report
 from ansible_collections.gpuci.runners.plugins.plugin_utils.ci_yaml import ci_yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
 from gitlab_standin_runner import FakeRunner, StandIn, free_port  # noqa: E402
 
 TOKEN = "glpat-unit-canary-token-MARK7f3a"
-CPU_TOKEN, L40S_TOKEN = "glrt-unit-cpu-runner", "glrt-unit-l40s-runner"
+CPU_TOKEN = "glrt-unit-cpu-runner"
+L40S_TOKEN = "glrt-unit-l40s-runner"
 POOLS = [{"name": "l40s", "gpu_class": "l40s", "gpus": 1, "tags": ["gpu", "l40s"], "token": "glrt-never-read"},
          {"name": "a100-mig", "gpu_class": "a100", "mig_profile": "1g.10gb", "tags": ["gpu", "a100"]},
          {"name": "cpu", "tags": ["cpu"], "image": "gpuci.local/testbed/debian:bookworm"}]

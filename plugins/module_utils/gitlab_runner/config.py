@@ -1,0 +1,226 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""config.toml for one GitLab runner pool (kubernetes executor).
+
+The text is what the gitlab-runner chart takes as ``runners.config``. It
+holds no ``url`` or ``token``: the chart adds them from ``runners.secret``.
+Placement uses the executor's native keys (node_selector, node_tolerations,
+runtime_class_name); the ``pod_spec`` patches carry only what those keys
+cannot say (GPU resources, the /dev/dri mount, the CPU-only affinity).
+GitLab applies pod_spec only with FF_USE_ADVANCED_POD_SPEC_CONFIGURATION on,
+so the flag is always set.
+
+Privilege is scoped to the build container with
+``[runners.kubernetes.build_container_security_context]``. The executor's
+own ``privileged`` key is never written: GitLab Runner uses it as the
+fallback of every container's security context (init-permissions, build,
+helper and services), so it would make the whole job pod privileged.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.classes import merged_classes
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.request import cuda_runtime_class, resolve_gpu_request
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.pod_patch import container_patch, pod_volumes
+from ansible_collections.gpuci.runners.plugins.module_utils.common.pool_keys import ENTRY_STATES, GITLAB_POOL_KEYS, GITLAB_SECRET_KEYS
+from ansible_collections.gpuci.runners.plugins.module_utils.common.rendering import to_json, to_toml
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.scheduling import cpu_only_affinity
+from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import (
+    ValidationError,
+    check_quantity,
+    child,
+    optional_choice,
+    optional_int,
+    optional_mapping,
+    optional_secret,
+    optional_str,
+    optional_str_list,
+    reject_unknown_keys,
+    rendered_present_entries,
+    require_mapping,
+    required_str,
+)
+
+BUILD_CONTAINER = "build"
+GPU_PATCH_NAME = "gpuci-gpu"
+CPU_ONLY_PATCH_NAME = "gpuci-cpu-only"
+ADVANCED_POD_SPEC_FLAG = "FF_USE_ADVANCED_POD_SPEC_CONFIGURATION"
+# The chart renders runners.config through Helm's tpl, so this resolves to
+# the release namespace, which is also what the chart's own default does.
+RELEASE_NAMESPACE = "{{ .Release.Namespace }}"
+DEFAULT_IMAGES = {
+    "cuda": "nvidia/cuda:12.4.1-base-ubuntu22.04",
+    "dri": "ubuntu:24.04",
+    None: "alpine:3.20",  # CPU pools
+}
+BUILD_SECURITY_CONTEXT = "build_container_security_context"
+# Pool keys that map one to one onto [runners.kubernetes] keys.
+_NATIVE_STRINGS = ("helper_image", "service_account")
+_NATIVE_QUANTITIES = ("cpu_request", "cpu_limit", "memory_request", "memory_limit")
+
+
+def gitlab_runner_config(pool, gpu_classes=None, path="pool", runtime_class=None):
+    """Return config.toml text for one runner pool (see docs/filters.md).
+
+    ``runtime_class`` is the RuntimeClass of cuda job pods whose pool names
+    none (None: the GPU Operator's default, ``""``: none).
+    """
+    return to_toml(gitlab_runner_document(pool, gpu_classes, path, runtime_class))
+
+
+def pool_configs(pools, gpu_classes=None, runtime_class=None, key="gitlab_runner_pools"):
+    """config.toml of each pool to be present, and the problem of each that cannot render; both by index in ``pools``.
+
+    A problem names the pool as the inventory does (``key[name=x].gpus``). The gitlab_runner plan
+    renders each pool once here and takes the text into the pool's release.
+    """
+    return rendered_present_entries(
+        pools, key, lambda pool, path: gitlab_runner_config(pool, gpu_classes, path, runtime_class))
+
+
+def gitlab_runner_document(pool, gpu_classes=None, path="pool", runtime_class=None):
+    """The same configuration as data: ``{"runners": [runner_table]}``."""
+    require_mapping(pool, path)
+    reject_unknown_keys(pool, GITLAB_POOL_KEYS, path)
+    _check_caller_keys(pool, path)
+    request = resolve_gpu_request(
+        pool, merged_classes(gpu_classes), path, cuda_runtime_class(runtime_class, "runtime_class")
+    )
+
+    runner = {
+        "name": required_str(pool, "name", path),
+        "executor": "kubernetes",
+        "kubernetes": _kubernetes_table(pool, request, path),
+        "feature_flags": {ADVANCED_POD_SPEC_FLAG: True},
+    }
+    extra = optional_mapping(pool, "extra_config", path)
+    _check_extra_config(extra, child(path, "extra_config"))
+    return {"runners": [deep_merge(runner, extra)]}
+
+
+def _kubernetes_table(pool, request, path):
+    table = {
+        "namespace": optional_str(pool, "namespace", path, default=RELEASE_NAMESPACE),
+        "image": optional_str(pool, "image", path, default=DEFAULT_IMAGES[request.gpu_access]),
+        "pod_spec": _pod_spec_patches(request),
+    }
+    if request.privileged:
+        table[BUILD_SECURITY_CONTEXT] = {"privileged": True}
+    for key in _NATIVE_STRINGS:
+        value = optional_str(pool, key, path)
+        if value is not None:
+            table[key] = value
+    for key in _NATIVE_QUANTITIES:
+        value = check_quantity(pool, key, path)
+        if value is not None:
+            table[key] = value
+    if request.node_selector:
+        table["node_selector"] = dict(request.node_selector)
+    if request.tolerations:
+        table["node_tolerations"] = _toleration_map(request.tolerations, child(path, "tolerations"))
+    if request.runtime_class:
+        table["runtime_class_name"] = request.runtime_class
+    return table
+
+
+def _pod_spec_patches(request):
+    if request.gpu_class is None:
+        patch = {"affinity": cpu_only_affinity()}
+        return [_pod_spec_entry(CPU_ONLY_PATCH_NAME, patch)]
+    # build_container_security_context already makes the build container
+    # privileged; one place for it, and it works without the feature flag.
+    patch = {"containers": [container_patch(request._replace(privileged=False), BUILD_CONTAINER)]}
+    volumes = pod_volumes(request)
+    if volumes:
+        patch["volumes"] = volumes
+    return [_pod_spec_entry(GPU_PATCH_NAME, patch)]
+
+
+def _pod_spec_entry(name, patch):
+    return {"name": name, "patch": to_json(patch), "patch_type": "strategic"}
+
+
+def _toleration_map(tolerations, path):
+    """GitLab's map form: ``"key=value" = "Effect"`` (Equal), ``"key" = "Effect"`` (Exists).
+
+    The map holds one effect per key; two tolerations that differ only in
+    effect cannot both be expressed, so they are refused.
+    """
+    result = {}
+    for toleration in tolerations:
+        if toleration["operator"] == "Equal":
+            name = "%s=%s" % (toleration["key"], toleration["value"])
+        else:
+            name = toleration["key"]
+        effect = toleration.get("effect", "")  # "" tolerates every effect
+        if result.get(name, effect) != effect:
+            raise ValidationError(
+                path, "GitLab's node_tolerations allows one effect per key; %s has two" % name, toleration
+            )
+        result[name] = effect
+    return result
+
+
+def _check_caller_keys(pool, path):
+    """Type checks for the keys the gitlab_runner role reads (not rendered here)."""
+    optional_str(pool, "gitlab_url", path)
+    for key in sorted(GITLAB_SECRET_KEYS):
+        optional_secret(pool, key, path)
+    optional_int(pool, "concurrent", path, minimum=1)
+    optional_choice(pool, "state", path, ENTRY_STATES)
+    optional_str_list(pool, "tags", path)
+    optional_mapping(pool, "hpa", path)
+    optional_mapping(pool, "resources", path)
+
+
+def deep_merge(base, override):
+    """Return ``base`` with ``override`` laid over it; nested tables merge, the rest replaces."""
+    result = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(result.get(key), dict):
+            result[key] = deep_merge(result[key], value)
+        else:
+            result[key] = value
+    return result
+
+
+def _check_extra_config(extra, path):
+    """extra_config may add to the runner table, but not rename the runner or widen privilege to the whole pod."""
+    if "name" in extra:
+        # The gitlab_runner role registers the pool's name with the chart's
+        # runners.name (--name); a name here would be dropped silently.
+        raise ValidationError(
+            child(path, "name"), "the runner is registered under the pool's name; set name instead", extra["name"]
+        )
+    kubernetes = extra.get("kubernetes")
+    if isinstance(kubernetes, dict) and "privileged" in kubernetes:
+        raise ValidationError(
+            child(child(path, "kubernetes"), "privileged"),
+            "would make every container of the job pod privileged (init-permissions, helper, services); "
+            "set the pool's privileged: true, which privileges only the build container",
+            kubernetes["privileged"],
+        )
+    flags = extra.get("feature_flags")
+    if flags is not None and not isinstance(flags, dict):
+        raise ValidationError(child(path, "feature_flags"), "must be a mapping of feature flag names to true or false",
+                              flags)
+    if flags and ADVANCED_POD_SPEC_FLAG in flags and flags[ADVANCED_POD_SPEC_FLAG] is not True:
+        raise ValidationError(child(child(path, "feature_flags"), ADVANCED_POD_SPEC_FLAG),
+                              "must stay true: without it GitLab ignores the pod_spec patches that request the GPU",
+                              flags[ADVANCED_POD_SPEC_FLAG])
+    _check_toml_value(extra, path)
+
+
+def _check_toml_value(value, path):
+    """TOML has no null, and its keys are strings: say where a value breaks that."""
+    if isinstance(value, dict):
+        for key, element in value.items():
+            if not isinstance(key, str):
+                raise ValidationError(path, "TOML keys must be strings", key)
+            _check_toml_value(element, child(path, key))
+    elif isinstance(value, list):
+        for index, element in enumerate(value):
+            _check_toml_value(element, "%s[%d]" % (path, index))
+    elif not isinstance(value, (str, int, float, bool)):
+        raise ValidationError(path, "cannot be written to TOML", value)

@@ -1,0 +1,75 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""What the gitlab_runner role removes, from its plan and what it found on the cluster.
+
+Every pool the role installed left a manager ServiceAccount labelled with the
+fleet and the pool (annotated with its job namespace), so pools the inventory
+no longer names are still found. Given the plan's pools and those accounts:
+
+- ``names``: pools to remove: every pool with ``gitlab_runner_state: absent``;
+  otherwise the pools marked absent plus, with ``gitlab_runner_prune``, the
+  found pools the inventory no longer declares;
+- ``label_selectors``: what finds the objects of those pools the role made
+  itself (the fleet's labels, ``labels``, and the pool label);
+- ``existing``: of those, the pools the cluster still holds (their manager
+  ServiceAccount was found): what a rerun still has to remove;
+- ``releases``: their Helm releases as ``helm_releases`` takes them (state
+  absent, uninstalled once their pods are gone), where they were found, else
+  where this inventory would put them;
+- ``kept_namespaces``: namespaces still in use: those present pools need and
+  those of found pools that survive this run undeclared (prune off);
+- ``unused_namespaces``: of the cluster's namespaces (``namespaces``, their
+  metadata), those the role created for this fleet (they carry every fleet
+  label, ``labels``) that no kept pool uses: the role deletes them.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.plan import (
+    JOB_NAMESPACE_ANNOTATION,
+    POOL_LABEL,
+    needed_namespaces,
+    release_name,
+)
+from ansible_collections.gpuci.runners.plugins.module_utils.common.ownership_labels import label_selectors, labels_match, set_selector
+from ansible_collections.gpuci.runners.plugins.module_utils.common.release_names import GITLAB_RELEASE_PREFIX
+from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import require_mapping
+
+
+def gitlab_runner_removals(value):
+    """See the module docstring. ``value``: pools (the plan's), found (ServiceAccount metadata), state, prune,
+    namespace (gitlab_runner_namespace), timeout (seconds), and optionally namespaces (Namespace metadata) and
+    labels (the fleet's labels)."""
+    require_mapping(value, "gitlab_runner_removals")
+    pools = value["pools"]
+    found = {meta["name"][len(GITLAB_RELEASE_PREFIX):]: meta for meta in value.get("found") or []
+             if meta["name"].startswith(GITLAB_RELEASE_PREFIX)}
+    present = [pool["name"] for pool in pools if pool["state"] == "present"]
+    absent = [pool["name"] for pool in pools if pool["state"] == "absent"]
+    if value["state"] == "absent":
+        doomed = _unique(list(found) + [pool["name"] for pool in pools])
+    elif value["prune"]:
+        doomed = _unique([name for name in found if name not in present] + absent)
+    else:
+        doomed = absent
+    releases = [{"name": release_name(name), "namespace": found[name]["namespace"] if name in found
+                 else value["namespace"], "state": "absent", "timeout": value["timeout"],
+                 # Uninstalled once its manager pod is gone (its jobs finished), so its namespace goes at once.
+                 "wait_for_pods": True} for name in doomed]
+    surviving = [meta for name, meta in found.items() if name not in doomed and name not in present]
+    kept = [] if value["state"] == "absent" else needed_namespaces(pools, value["namespace"])
+    for meta in surviving:
+        kept += [meta["namespace"]] + [ns for ns in [(meta.get("annotations") or {}).get(JOB_NAMESPACE_ANNOTATION)] if ns]
+    kept = sorted(set(kept))
+    fleet_labels = dict(value.get("labels") or {})
+    owned = [meta["name"] for meta in value.get("namespaces") or []
+             if fleet_labels and labels_match(meta.get("labels") or {}, fleet_labels)]
+    selectors = (label_selectors(fleet_labels) + [set_selector(POOL_LABEL, doomed)]) if doomed else []
+    return {"names": doomed, "label_selectors": selectors,
+            "existing": [name for name in doomed if name in found], "releases": releases, "kept_namespaces": kept,
+            "unused_namespaces": sorted(set(owned) - set(kept))}
+
+
+def _unique(names):
+    return list(dict.fromkeys(names))

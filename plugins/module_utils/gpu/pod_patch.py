@@ -1,0 +1,90 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The GPU pod patch: what a job pod needs to run on a GPU class's nodes.
+
+The patch is a strategic-merge patch of a PodSpec (no ``spec:`` wrapper).
+Its parts are also exposed one by one, because GitLab and ARC place them
+differently: GitLab has native keys for placement, and in ARC's kubernetes
+mode the GPU belongs to the job pod, not the runner pod.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.classes import merged_classes
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.request import cuda_runtime_class, resolve_gpu_request
+from ansible_collections.gpuci.runners.plugins.module_utils.common.pool_keys import (
+    POD_PATCH_KEYS,
+    POOL_KEYS_OWNED_BY_CALLERS,
+)
+from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import (
+    ValidationError,
+    optional_str,
+    reject_unknown_keys,
+    require_mapping,
+)
+
+DEFAULT_CONTAINER = "build"
+DRI_VOLUME = {"name": "dev-dri", "hostPath": {"path": "/dev/dri", "type": "Directory"}}
+DRI_MOUNT = {"name": "dev-dri", "mountPath": "/dev/dri"}
+
+
+def gpu_pod_patch(pool, gpu_classes=None, path="pool", runtime_class=None):
+    """Return the strategic-merge PodSpec patch for ``pool`` (see docs/filters.md).
+
+    ``runtime_class`` is the RuntimeClass of gpu_access cuda when the pool names
+    none (None: the GPU Operator's default, ``""``: none).
+    """
+    require_mapping(pool, path)
+    reject_unknown_keys(pool, POD_PATCH_KEYS | POOL_KEYS_OWNED_BY_CALLERS, path)
+    if pool.get("gpu_class") is None:
+        raise ValidationError(path + ".gpu_class", "is required")
+    container = optional_str(pool, "container", path, default=DEFAULT_CONTAINER)
+    request = resolve_gpu_request(
+        pool, merged_classes(gpu_classes), path, cuda_runtime_class(runtime_class, "runtime_class")
+    )
+    return build_pod_patch(request, container)
+
+
+def build_pod_patch(request, container):
+    """The whole patch for a resolved request, GPU on ``container``."""
+    patch = placement(request)
+    patch["containers"] = [container_patch(request, container)]
+    volumes = pod_volumes(request)
+    if volumes:
+        patch["volumes"] = volumes
+    return patch
+
+
+def placement(request):
+    """Pod-level keys that put the pod on the class's nodes."""
+    result = {}
+    if request.node_selector:
+        result["nodeSelector"] = dict(request.node_selector)
+    if request.tolerations:
+        result["tolerations"] = [dict(t) for t in request.tolerations]
+    if request.runtime_class:
+        result["runtimeClassName"] = request.runtime_class
+    return result
+
+
+def container_patch(request, name):
+    """The named container's share: GPU resources or the /dev/dri mount."""
+    result = {"name": name}
+    if request.resource:
+        quantity = str(request.count)  # quantities are strings in the API
+        result["resources"] = {
+            "requests": {request.resource: quantity},
+            "limits": {request.resource: quantity},
+        }
+    if request.gpu_access == "dri":
+        result["volumeMounts"] = [dict(DRI_MOUNT)]
+    if request.privileged:
+        result["securityContext"] = {"privileged": True}
+    return result
+
+
+def pod_volumes(request):
+    if request.gpu_access == "dri":
+        return [{"name": DRI_VOLUME["name"], "hostPath": dict(DRI_VOLUME["hostPath"])}]
+    return []

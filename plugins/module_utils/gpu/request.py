@@ -1,0 +1,160 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Turn the GPU part of a pool or scale set into one checked request.
+
+Every builder (GitLab, ARC, the plain pod patch) starts here, so the rules
+about classes, GPU access (``gpu_access``: cuda or dri), counts and MIG
+profiles are written once.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from collections.abc import Mapping
+
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.classes import GPU_ACCESS_MODES, get_class, mig_resource
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.scheduling import check_tolerations, merge_tolerations
+from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import (
+    ValidationError,
+    child,
+    named_item,
+    optional_bool,
+    optional_choice,
+    optional_int,
+    optional_str,
+    optional_str_map,
+    renamed_key,
+    renamed_key_deprecation,
+    type_name,
+)
+
+# The RuntimeClass the GPU Operator creates unless told otherwise
+# (gpu_operator_runtime_class); gpu_access cuda uses it when nobody names one.
+DEFAULT_RUNTIME_CLASS = "nvidia"
+# The deprecated name of a pool's or scale set's gpu_access (removed in 1.0.0).
+DEPRECATED_GPU_ACCESS_KEY = "lane"
+
+GpuRequest = namedtuple(
+    "GpuRequest",
+    [
+        "gpu_class",  # class name, None for a CPU pool
+        "gpu_access",  # "cuda", "dri", or None for a CPU pool
+        "resource",  # device plugin resource to request, None if nothing is requested
+        "count",  # how many of `resource`
+        "node_selector",  # class selector with the pool's merged over it
+        "tolerations",  # class tolerations, then the pool's, without duplicates
+        "runtime_class",  # runtimeClassName, or None for none
+        "privileged",
+    ],
+)
+
+
+def cuda_runtime_class(value, path):
+    """Check a builder's ``runtime_class`` argument: the RuntimeClass of gpu_access cuda where the pool names none.
+
+    None means DEFAULT_RUNTIME_CLASS; ``""`` means no runtime class (a node
+    whose default runtime is already NVIDIA's).
+    """
+    if value is None:
+        return DEFAULT_RUNTIME_CLASS
+    if not isinstance(value, str):
+        raise ValidationError(path, 'must be a string ("" for none), not %s' % type_name(value), value)
+    return str(value)
+
+
+def resolve_gpu_request(pool, classes, path, runtime_class=DEFAULT_RUNTIME_CLASS):
+    """Check the GPU keys of ``pool`` against the catalogue ``classes``.
+
+    ``pool`` must already be known to be a mapping whose keys the caller has
+    vetted. A pool without ``gpu_class`` is a CPU pool: it may still carry a
+    node selector, tolerations, a runtime class and ``privileged``.
+    ``runtime_class`` (checked with cuda_runtime_class) applies to gpu_access
+    cuda when the pool names no ``runtime_class`` of its own. ``lane``, the
+    deprecated name of ``gpu_access``, is read in its place (both: an error).
+    """
+    access_key = renamed_key(pool, DEPRECATED_GPU_ACCESS_KEY, "gpu_access", path)
+    pool_selector = optional_str_map(pool, "node_selector", path)
+    pool_tolerations = check_tolerations(pool.get("tolerations"), child(path, "tolerations"))
+    privileged = optional_bool(pool, "privileged", path)
+    pool_runtime_class = optional_str(pool, "runtime_class", path, allow_empty=True)
+
+    if pool.get("gpu_class") is None:
+        for key in ("gpus", "mig_profile", access_key):
+            if pool.get(key) is not None:
+                raise ValidationError(child(path, key), "needs gpu_class (a pool without gpu_class is a CPU pool)", pool[key])
+        return GpuRequest(None, None, None, 0, pool_selector, pool_tolerations, pool_runtime_class or None, privileged)
+
+    class_name = pool["gpu_class"]
+    gpu_class = get_class(classes, class_name, child(path, "gpu_class"))
+    gpu_access = _resolve_gpu_access(pool, gpu_class, access_key, path)
+    resource, count = _resolve_resource(pool, gpu_class, gpu_access, path)
+    if pool_runtime_class is not None:
+        pod_runtime_class = pool_runtime_class
+    elif gpu_access == "cuda":
+        pod_runtime_class = runtime_class
+    else:
+        pod_runtime_class = None  # gpu_access dri needs no GPU runtime unless the pool names one
+    node_selector = dict(gpu_class["node_selector"])
+    node_selector.update(pool_selector)
+    return GpuRequest(
+        str(class_name),
+        gpu_access,
+        resource,
+        count,
+        node_selector,
+        merge_tolerations(gpu_class["tolerations"], pool_tolerations),
+        pod_runtime_class or None,
+        privileged,
+    )
+
+
+def deprecated_pool_keys(entries, path):
+    """The deprecation messages of the old keys (``lane``) in the list ``entries`` at ``path``; [] when none.
+
+    Entries are named as the user finds them (``gitlab_runner_pools[name=l40s].lane``).
+    Reads only what it can: the builders report malformed input.
+    """
+    if not isinstance(entries, (list, tuple)):
+        return []
+    return [renamed_key_deprecation(named_item(path, entry, index), DEPRECATED_GPU_ACCESS_KEY, "gpu_access")
+            for index, entry in enumerate(entries)
+            if isinstance(entry, Mapping) and DEPRECATED_GPU_ACCESS_KEY in entry]
+
+
+def _resolve_gpu_access(pool, gpu_class, key, path):
+    # A class that offers cuda defaults to it; a dri-only class to dri.
+    default = "cuda" if "cuda" in gpu_class["gpu_access"] else gpu_class["gpu_access"][0]
+    gpu_access = optional_choice(pool, key, path, GPU_ACCESS_MODES, default)
+    if gpu_access not in gpu_class["gpu_access"]:
+        raise ValidationError(
+            child(path, key),
+            "GPU class %s serves only the gpu_access %s" % (pool["gpu_class"], ", ".join(gpu_class["gpu_access"])),
+            gpu_access,
+        )
+    return gpu_access
+
+
+def _resolve_resource(pool, gpu_class, gpu_access, path):
+    """Return the resource name and count to request."""
+    gpus_given = pool.get("gpus") is not None
+    mig_profile = optional_str(pool, "mig_profile", path)
+    if gpu_access == "dri":
+        # gpu_access dri mounts the host's render node; it requests nothing.
+        for key in ("gpus", "mig_profile"):
+            if pool.get(key) is not None:
+                raise ValidationError(child(path, key), "must be unset with gpu_access dri, which requests no GPU",
+                                      pool[key])
+        return None, 0
+    if gpus_given and mig_profile is not None:
+        raise ValidationError(child(path, "mig_profile"), "cannot be combined with gpus; set one of them", mig_profile)
+    if mig_profile is not None:
+        if mig_profile not in gpu_class["mig_profiles"]:
+            offered = ", ".join(gpu_class["mig_profiles"]) or "none"
+            raise ValidationError(
+                child(path, "mig_profile"),
+                "GPU class %s has no such MIG profile (it has: %s)" % (pool["gpu_class"], offered),
+                mig_profile,
+            )
+        return mig_resource(mig_profile), 1
+    return gpu_class["resource"], optional_int(pool, "gpus", path, default=1, minimum=1)

@@ -1,0 +1,95 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""What each kind of canary lane runs, and what its log must show to count as proof.
+
+The one table of the canary's checks. ``canary_lanes`` gives every lane the
+commands it runs (``lane_commands``) and its Job's name; the Job and the CI
+snippets run those commands, and ``canary_verdict`` judges the log of a
+finished Job by the check's ``evidence``: every pattern must match a line,
+with ``MIG_PROFILE`` standing for the lane's MIG profile. The commands fail
+on their own when the device is missing, in a Job and in a CI job alike;
+both run them on the image of the lane's gpu_access (``lane_image``).
+"""
+
+from __future__ import annotations
+
+from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import ValidationError, child
+
+MIG_PROFILE = "@MIG_PROFILE@"
+CHECKS = {
+    "nvidia-smi": {
+        "commands": [
+            "nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee /tmp/gpu-canary.txt",
+            "test -s /tmp/gpu-canary.txt",
+        ],
+        # e.g. "NVIDIA L40S, 550.54.15, 46068 MiB"
+        "evidence": [r"^[^,]+, [0-9][0-9.]*, [0-9]+ MiB$"],
+        "proof": "nvidia-smi printed a GPU row",
+    },
+    "mig": {
+        "commands": [
+            "nvidia-smi -L | tee /tmp/gpu-canary.txt",
+            "grep -q 'MIG %s ' /tmp/gpu-canary.txt" % MIG_PROFILE,
+        ],
+        # e.g. "  MIG 1g.10gb     Device  0: (UUID: MIG-...)"
+        "evidence": [r"^\s*MIG %s\s+Device\s+[0-9]+:" % MIG_PROFILE],
+        "proof": "nvidia-smi -L listed the MIG device",
+    },
+    "dri": {
+        "commands": [
+            "ls -l /dev/dri/renderD128",
+            "vulkaninfo --summary | tee /tmp/gpu-canary.txt",
+            "grep -q PHYSICAL_DEVICE_TYPE_DISCRETE_GPU /tmp/gpu-canary.txt",
+        ],
+        # A character device at the render node, and Vulkan seeing a discrete GPU.
+        "evidence": [r"^c\S*\s.*/dev/dri/renderD128$", r"deviceType\s*=\s*PHYSICAL_DEVICE_TYPE_DISCRETE_GPU"],
+        "proof": "the render node exists and vulkaninfo saw a discrete GPU",
+    },
+    # A CPU pool's lane (GitLab mode only, module_utils/gpu_canary/gitlab_jobs.py): no
+    # device to see, so its proof is that the job ran its script where the
+    # runner put it, in the project's checkout. Its result is "passed".
+    "cpu": {
+        "commands": [
+            'echo "gpu-canary: CPU job ran on $(hostname) ($(uname -srm))"',
+            "test -f .gitlab-ci.yml && echo 'gpu-canary: the checkout holds .gitlab-ci.yml'",
+        ],
+        "evidence": [r"^gpu-canary: CPU job ran on \S+ \(", r"^gpu-canary: the checkout holds \.gitlab-ci\.yml$"],
+        "proof": "the job ran its script in the project's checkout",
+    },
+}
+# Log lines worth quoting besides the evidence (the GPU's name, the driver).
+CONTEXT_PATTERN = r"deviceName|driverName|driverInfo|^GPU [0-9]+:"
+# canary_lanes names a lane's Job <JOB_PREFIX><lane name> (its job_name, by
+# which the verdict finds it), canary_ci a pool's GitLab job <JOB_PREFIX><pool
+# name>; the container that runs the checks is CONTAINER.
+JOB_PREFIX = "gpu-canary-"
+# The gpu_access of a CPU pool's lane: it asks for no device.
+NO_GPU = "none"
+CONTAINER = "canary"
+
+
+def lane_commands(lane, setup_commands, cuda_sample_commands):
+    """The shell commands of a lane, in order: its gpu_access's setup, its check's, then on cuda the samples.
+
+    ``setup_commands`` maps a gpu_access (``cuda``, ``dri``) to commands run
+    first (gpu_canary_setup_commands); ``cuda_sample_commands`` run last on
+    cuda lanes (gpu_canary_cuda_sample_commands).
+    """
+    check = [command.replace(MIG_PROFILE, lane.get("mig_profile") or "") for command in CHECKS[lane["check"]]["commands"]]
+    samples = list(cuda_sample_commands) if lane["gpu_access"] == "cuda" else []
+    return list(setup_commands.get(lane["gpu_access"]) or []) + check + samples
+
+
+def lane_image(images, lane, path):
+    """The canary image of a lane's gpu_access (``images``, checked at ``path``); a missing one names the lane.
+
+    A CPU lane (gpu_access ``none``) has no canary image: None, so its job
+    gets its pool's image or the runner's default one.
+    """
+    if lane["gpu_access"] == NO_GPU:
+        return None
+    image = images.get(lane["gpu_access"])
+    if not image:
+        raise ValidationError(child(path, lane["gpu_access"]), "is required by lane %s" % lane["name"])
+    return image

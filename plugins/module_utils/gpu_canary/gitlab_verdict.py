@@ -1,0 +1,126 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The verdict on one GitLab job of the canary's pipeline: did it prove its pool's lane?
+
+gpu_canary/verdict.py calls this for every GitLab pool of a lane in GitLab mode,
+with what the module canary_gitlab_pipeline recorded (the job's status, the
+runner that took it, the pod and node it ran on, its trace). The order of
+trust is the canary Job's: a simulated node ends the judgement at
+``scheduled-only`` whatever the job did there (its failure or timeout is the
+simulation's, not the lane's); ``proved`` (a GPU lane) or ``passed`` (a CPU
+lane, which asks for no device) needs every evidence pattern of the lane's
+check matched by a line of the trace of a job that succeeded.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.checks import MIG_PROFILE, NO_GPU
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.ci_snippets import gitlab_job_name
+
+# How much of a failed job's trace a result quotes.
+OUTPUT_LINES = 20
+
+
+def judge_gitlab_job(lane, pool, gitlab, context):
+    """One pool's GitLab job result: where and how it ran, ``result``, ``reason`` and ``evidence``.
+
+    ``gitlab`` is the module's result (``pipeline``, ``jobs`` by name);
+    ``context`` holds ``checks``, ``context_pattern``, ``simulated`` and
+    ``simulated_gpus`` (node names), ``job_timeout`` and ``gitlab_job_timeout`` (seconds).
+    """
+    name = gitlab_job_name(pool)
+    pipeline = gitlab.get("pipeline") or {}
+    job = (gitlab.get("jobs") or {}).get(name) or {}
+    pod = job.get("pod") or {}
+    node = pod.get("node") or None
+    entry = {
+        "pool": pool["name"],
+        "tags": list(pool.get("tags") or []),
+        "pipeline_id": pipeline.get("id"),
+        "pipeline_url": pipeline.get("web_url"),
+        "job_id": job.get("id"),
+        "job_name": name,
+        "job_url": job.get("web_url"),
+        "status": job.get("status"),
+        "runner": job.get("runner"),
+        "pod": pod.get("name"),
+        "pod_namespace": pod.get("namespace"),
+        "node": node,
+        "node_simulated": bool(node) and node in context["simulated"],
+        "started_at": job.get("started"),
+        "finished_at": job.get("finished"),
+    }
+    check = context["checks"][lane["check"]]
+    patterns = [p.replace(MIG_PROFILE, re.escape(lane.get("mig_profile") or "")) for p in check["evidence"]]
+    lines = [str(line) for line in job.get("trace") or []]
+    result, reason, evidence = _verdict(lane, entry, job, pipeline, lines, patterns, check, context)
+    entry.update(result=result, reason=reason, evidence=evidence)
+    return entry
+
+
+def _verdict(lane, entry, job, pipeline, lines, patterns, check, context):
+    """(result, reason, evidence), checked in the order of trust."""
+    tags = "[%s]" % ", ".join(entry["tags"])
+    if not pipeline.get("id"):
+        return "failed", "no canary pipeline ran", []
+    if not job.get("id"):
+        return "failed", "pipeline %s has no job %s" % (pipeline["id"], entry["job_name"]), []
+    ended = _ended(job, context)
+    if job.get("gave_up") == "pending":
+        return "failed", "no runner with tags %s took job %s within %ds" % (
+            tags, job["id"], context["gitlab_job_timeout"]), []
+    if entry["node_simulated"]:
+        return "scheduled-only", ("simulated node (kwok): GitLab Runner's job pod %s was scheduled on %s, where "
+                                  "containers do not run; the job %s there, which is the simulation's, not the lane's"
+                                  % (entry["pod"], entry["node"], ended)), []
+    output = _output(lines, patterns + ([context["context_pattern"]] if context["context_pattern"] else []))
+    if job.get("gave_up") == "running":
+        return "failed", "job %s did not finish within %ds of starting" % (job["id"], context["job_timeout"]), output
+    if job.get("status") != "success":
+        return "failed", "job %s %s" % (job["id"], ended), output
+    if lane["gpu_access"] != NO_GPU and entry["node"] and entry["node"] in context["simulated_gpus"]:
+        return "scheduled-only", ("real node %s with simulated GPUs: job %s succeeded; no GPU there to prove"
+                                  % (entry["node"], job["id"])), output
+    missing = [p for p in patterns if not any(re.search(p, line) for line in lines)]
+    if missing:
+        return "failed", "job %s succeeded but its trace has no evidence (no line matches %s)" % (
+            job["id"], ", ".join(missing)), output
+    quoted = patterns + ([context["context_pattern"]] if context["context_pattern"] else [])
+    evidence = [line for line in lines if any(re.search(p, line) for p in quoted)]
+    result = "passed" if lane["gpu_access"] == NO_GPU else "proved"
+    return result, "%s (GitLab job %s)" % (check["proof"], job["id"]), evidence
+
+
+def _ended(job, context):
+    status = job.get("status") or "unknown"
+    if job.get("gave_up") == "running":
+        return "was still running after %ds" % context["job_timeout"]
+    if status == "success":
+        return "succeeded"
+    reason = job.get("failure_reason")
+    return "ended %s%s" % (status, " (%s)" % reason if reason else "")
+
+
+def _output(lines, quoted):
+    """A job's own words: its last lines, and earlier lines that match a pattern."""
+    tail_start = max(len(lines) - OUTPUT_LINES, 0)
+    return [line for index, line in enumerate(lines)
+            if index >= tail_start or any(re.search(p, line) for p in quoted)]
+
+
+def combine(parts):
+    """A lane's result and reason from its parts (the canary Job's and each GitLab job's): the worst one decides.
+
+    ``parts`` are ``(label, result, reason)``; the reason quotes every part
+    with the lane's result, each after its label when there are several.
+    """
+    order = ("failed", "scheduled-only", "passed", "proved")
+    worst = min((order.index(result) for _label, result, _reason in parts), default=0)
+    result = order[worst]
+    deciding = [(label, reason) for label, part_result, reason in parts if part_result == result]
+    if len(parts) == 1:
+        return result, deciding[0][1]
+    return result, "; ".join("%s: %s" % pair for pair in deciding)

@@ -1,0 +1,426 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The canary's verdict: what the cluster answered, judged per lane, and the report's node table.
+
+The gpu_canary role gathers and writes; this module decides. It takes the
+lanes (as ``canary_lanes`` builds them, with ``node_check``) and the cluster's
+answers the role recorded: Job and Pod objects (``kubernetes.core.k8s_info``),
+the results of reading each pod's log (``kubernetes.core.k8s_log`` in a loop
+with ``loop_var: pod``) and the Node objects. It returns the per-lane results
+in the shape of the proof report (``files/proof-report.schema.json``), the
+summary, and one row per node that a lane's pod landed on or a lane's node
+check considered, saying whether the node is real or simulated and how that
+is known.
+
+The order of the checks is the order of trust: a simulated node ends the
+judgement at ``scheduled-only`` whatever its pod says; so does a real node
+whose GPUs are simulated, once its container ran (its output is quoted); and
+``proved`` needs every evidence pattern of the lane's check matched by a line
+of the log of a container on a real node.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.ci_snippets import gitlab_job_name
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.checks import (
+    CHECKS,
+    CONTAINER,
+    CONTEXT_PATTERN,
+    MIG_PROFILE,
+)
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.lanes import (
+    KWOK_ANNOTATION,
+    SIMULATED_GPU_LABEL,
+    SIMULATED_LABEL,
+    simulation_markers,
+)
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.gitlab_verdict import combine, judge_gitlab_job
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.progress import job_finish
+from ansible_collections.gpuci.runners.plugins.module_utils.k8s.objects import metadata, object_name
+from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import (
+    ValidationError,
+    check_int,
+    check_str_list,
+    child,
+    item,
+    object_list,
+    plain,
+    reject_unknown_keys,
+    require_mapping,
+    type_name,
+)
+
+INPUT_KEYS = frozenset((
+    "lanes", "jobs", "pods", "logs", "events", "nodes", "checks", "context_pattern", "job_timeout",
+    "checked_at", "now", "gitlab", "gitlab_job_timeout",
+))
+RESULTS = ("proved", "scheduled-only", "failed")
+# In GitLab mode a CPU pool's lane can pass (module_utils/gpu_canary/gitlab_verdict.py).
+GITLAB_RESULTS = ("proved", "passed", "scheduled-only", "failed")
+# How much of a failed container's own output a result quotes.
+OUTPUT_LINES = 20
+SIMULATED_REASON = "simulated node (kwok): containers do not run"
+SIMULATED_GPU_REASON = ("real node with simulated GPUs (label %s=true): the container ran and %s; "
+                        "no GPU there to prove" % (SIMULATED_GPU_LABEL, "%s"))
+_TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+
+def canary_verdict(spec, path="verdict"):
+    """Judge every lane; return ``{lanes, nodes, summary, simulated_nodes}``.
+
+    ``spec`` holds ``lanes``, ``jobs``, ``pods``, ``logs``, ``nodes`` (lists
+    as the modules return them; all but ``lanes`` may be missing or empty),
+    ``checks`` (check name -> ``evidence`` patterns and ``proof`` text) and
+    ``context_pattern`` (log lines worth quoting besides the evidence),
+    both canary_checks' own unless given, ``job_timeout`` (seconds, for the reason of
+    an unfinished Job), ``checked_at`` (when the node checks ran: the start
+    of a lane without a Job) and optionally ``now`` (the end of a lane whose
+    Job did not finish; default the current UTC time).
+    """
+    require_mapping(spec, path)
+    reject_unknown_keys(spec, INPUT_KEYS, path)
+    lanes = object_list(spec.get("lanes"), child(path, "lanes"))
+    for index, lane in enumerate(lanes):
+        _check_lane(lane, item(child(path, "lanes"), index))
+    jobs = object_list(spec.get("jobs"), child(path, "jobs"))
+    pods = object_list(spec.get("pods"), child(path, "pods"))
+    logs = object_list(spec.get("logs"), child(path, "logs"))
+    events = object_list(spec.get("events"), child(path, "events"))
+    nodes = object_list(spec.get("nodes"), child(path, "nodes"))
+    checks = _checks(spec.get("checks", CHECKS), lanes, path)
+    context_pattern = _pattern(spec.get("context_pattern", CONTEXT_PATTERN) or "", child(path, "context_pattern"))
+    job_timeout = check_int(spec.get("job_timeout"), child(path, "job_timeout"), minimum=1)
+    checked_at = _str(spec, "checked_at", path)
+    now = _str(spec, "now", path, default="") or datetime.datetime.now(datetime.timezone.utc).strftime(_TIME_FORMAT)
+
+    gitlab = spec.get("gitlab")
+    if gitlab is not None:
+        require_mapping(gitlab, child(path, "gitlab"))
+    table = node_table(lanes, pods, nodes, _gitlab_landed(lanes, gitlab))
+    simulated = set(row["name"] for row in table if row["simulated"])
+    context = {
+        "jobs": jobs, "pods": pods, "logs": logs, "events": events, "checks": checks, "context_pattern": context_pattern,
+        "job_timeout": job_timeout, "checked_at": checked_at, "now": now,
+        "simulated": simulated, "simulated_gpus": set(row["name"] for row in table if row["gpus_simulated"]),
+    }
+    if gitlab is None:
+        results = [judge_lane(lane, context) for lane in lanes]
+        kinds = RESULTS
+    else:
+        context["gitlab_job_timeout"] = check_int(spec.get("gitlab_job_timeout"), child(path, "gitlab_job_timeout"),
+                                                  minimum=1)
+        results = [judge_gitlab_lane(lane, gitlab, context) for lane in lanes]
+        kinds = GITLAB_RESULTS
+    return {
+        "lanes": results,
+        "nodes": table,
+        "summary": dict((result, sum(1 for r in results if r["result"] == result)) for result in kinds),
+        "simulated_nodes": sorted(simulated),
+    }
+
+
+def judge_gitlab_lane(lane, gitlab, context):
+    """A lane in GitLab mode: its GitLab pools by their jobs, its ARC scale sets by the canary Job, worst part wins.
+
+    A lane whose node check failed keeps that failure as a part: the
+    runners would place its jobs nowhere either.
+    """
+    by_job = bool(lane.get("arc_scale_sets"))
+    result = judge_lane(lane, context) if by_job else _without_job(lane, context)
+    gitlab_jobs = [judge_gitlab_job(lane, pool, gitlab, context) for pool in lane.get("gitlab_pools") or []]
+    parts = [("canary Job %s" % lane["job_name"], result["result"], result["reason"])] if by_job else []
+    if not by_job and not lane["node_check"]["ok"]:
+        parts.append(("node check", "failed", lane["node_check"]["reason"]))
+    parts += [("GitLab job %s (pool %s)" % (entry["job_id"] or entry["job_name"], entry["pool"]), entry["result"],
+               entry["reason"]) for entry in gitlab_jobs]
+    result["result"], result["reason"] = combine(parts)
+    result["gitlab_jobs"] = gitlab_jobs
+    result["proved_by"] = (["canary Job"] if by_job else []) + (["GitLab job"] if gitlab_jobs else [])
+    if not by_job and gitlab_jobs:
+        # The lane's node, times and evidence are its first GitLab job's.
+        first = next((entry for entry in gitlab_jobs if entry["node"]), gitlab_jobs[0])
+        result.update(node=first["node"], node_simulated=first["node_simulated"],
+                      node_gpus_simulated=bool(first["node"]) and first["node"] in context["simulated_gpus"]
+                      and lane["gpu_access"] != "none",
+                      evidence=list(first["evidence"]),
+                      started_at=str(first["started_at"] or context["checked_at"]),
+                      finished_at=str(first["finished_at"] or context["now"]))
+    return result
+
+
+def _without_job(lane, context):
+    """The report's fields of a lane that gets no canary Job (only GitLab pools, in GitLab mode)."""
+    return {
+        "name": lane["name"], "gpu_class": lane["gpu_class"], "gpu_access": lane["gpu_access"],
+        "request": lane["request_text"], "resource": lane.get("resource"), "count": lane["count"],
+        "mig_profile": lane.get("mig_profile"), "node": None, "node_simulated": False, "node_gpus_simulated": False,
+        "result": "failed", "reason": "", "evidence": [], "job": None,
+        "serves": {"gitlab_pools": [p["name"] for p in lane.get("gitlab_pools") or []],
+                   "arc_scale_sets": [s["name"] for s in lane.get("arc_scale_sets") or []]},
+        "started_at": context["checked_at"], "finished_at": context["now"],
+    }
+
+
+def _gitlab_landed(lanes, gitlab):
+    """Node name -> the lanes whose GitLab job pods ran there (the node table lists those nodes too)."""
+    landed = {}
+    for lane in lanes if gitlab else []:
+        for pool in lane.get("gitlab_pools") or []:
+            job = ((gitlab.get("jobs") or {}).get(gitlab_job_name(pool)) or {})
+            node = (job.get("pod") or {}).get("node")
+            if node:
+                landed.setdefault(str(node), []).append(lane["name"])
+    return landed
+
+
+def judge_lane(lane, context):
+    """One lane's result, in the report's shape (see ``canary_verdict`` for ``context``)."""
+    job_name = lane["job_name"]
+    job = _first(j for j in context["jobs"] if metadata(j).get("name") == job_name)
+    pod = _first(p for p in context["pods"] if _owned_by(p, job_name))
+    log = _first(entry for entry in context["logs"]
+                 if pod and metadata(entry.get("pod")).get("name") == metadata(pod).get("name"))
+    node = str((pod.get("spec") or {}).get("nodeName") or "")
+    simulated = bool(node) and node in context["simulated"]
+    gpus_simulated = bool(node) and node in context["simulated_gpus"]
+    finish = job_finish(job)
+    container = _first(c for c in _status(pod).get("containerStatuses") or [] if c.get("name") == CONTAINER)
+    check = context["checks"][lane["check"]]
+    patterns = [p.replace(MIG_PROFILE, re.escape(lane.get("mig_profile") or "")) for p in check["evidence"]]
+    log_lines = log.get("log_lines")
+    lines = [str(line) for line in log_lines] if isinstance(log_lines, list) else None
+
+    refusal = _refusal(pod, node, container)
+    result, reason = _verdict(lane, job, pod, node, simulated, finish, container, log, lines, patterns, check,
+                              context["job_timeout"], _last_warning(context["events"], pod), refusal)
+    # Simulated GPUs excuse a container that ran; a refused pod ran none, so its refusal stands.
+    if gpus_simulated and finish and not simulated and not refusal:
+        result, reason = "scheduled-only", SIMULATED_GPU_REASON % _ended(finish, container)
+    quoted = patterns + ([context["context_pattern"]] if context["context_pattern"] else [])
+    evidence = [line for line in lines or [] if any(re.search(p, line) for p in quoted)]
+    if (result == "failed" or gpus_simulated) and node and not simulated and container:
+        # A container on a real node ran and failed (or had no GPU to use): quote what it said.
+        evidence = _output(lines, quoted, container)
+    return {
+        "name": lane["name"],
+        "gpu_class": lane["gpu_class"],
+        "gpu_access": lane["gpu_access"],
+        "request": lane["request_text"],
+        "resource": lane.get("resource"),
+        "count": lane["count"],
+        "mig_profile": lane.get("mig_profile"),
+        "node": node or None,
+        "node_simulated": simulated,
+        "node_gpus_simulated": gpus_simulated,
+        "result": result,
+        "reason": reason,
+        "evidence": evidence,
+        "job": job_name if lane["node_check"]["ok"] else None,
+        "serves": {
+            "gitlab_pools": [p["name"] for p in lane.get("gitlab_pools") or []],
+            "arc_scale_sets": [s["name"] for s in lane.get("arc_scale_sets") or []],
+        },
+        "started_at": str(_status(job).get("startTime") or context["checked_at"]),
+        "finished_at": str(_status(job).get("completionTime") or finish.get("lastTransitionTime") or context["now"]),
+    }
+
+
+def _verdict(lane, job, pod, node, simulated, finish, container, log, lines, patterns, check, job_timeout,
+             warning, refusal):
+    """(result, reason), checked in the order of trust."""
+    if not lane["node_check"]["ok"]:
+        return "failed", lane["node_check"]["reason"]
+    if not pod:
+        messages = [c.get("message") for c in _status(job).get("conditions") or [] if c.get("message")]
+        return "failed", "canary Job made no pod: %s" % (messages[0] if messages else "none was created")
+    if not node:
+        scheduling = _first(c for c in _status(pod).get("conditions") or [] if c.get("type") == "PodScheduled")
+        return "failed", "no schedulable node: %s" % (scheduling.get("message") or "the pod was not scheduled")
+    if simulated:
+        return "scheduled-only", SIMULATED_REASON
+    if refusal:
+        return "failed", refusal
+    if not finish:
+        state = container.get("state") or {}
+        waiting = (state.get("waiting") or {}).get("reason") or _status(pod).get("phase") or "unknown"
+        # What the kubelet said last (a sandbox it could not create, an image it could not pull) is the why.
+        said = "; last warning %s: %s" % (warning["reason"], warning["message"]) if warning else ""
+        return "failed", "canary Job did not finish within %ds (container: %s%s)" % (job_timeout, waiting, said)
+    if finish["type"] == "Failed":
+        return "failed", "canary checks failed (exit code %s)" % _exit_code(container)
+    if lines is None:
+        return "scheduled-only", "log cannot be read: %s" % (log.get("msg") or "no log")
+    missing = [p for p in patterns if not any(re.search(p, line) for line in lines)]
+    if missing:
+        return "failed", "no GPU evidence in the log (no line matches %s)" % ", ".join(missing)
+    return "proved", check["proof"]
+
+
+def _refusal(pod, node, container):
+    """Why the node refused the pod, quoting the pod's reason and message; "" when it did not.
+
+    A pod the kubelet refuses at admission (UnexpectedAdmissionError, OutOfnvidia.com/gpu) ends Failed with
+    the why in its status.reason and status.message, and no container ever ran: there is no exit code to report.
+    """
+    status = _status(pod)
+    if status.get("phase") != "Failed" or not status.get("reason") or (container.get("state") or {}).get("terminated"):
+        return ""
+    message = " ".join(str(status.get("message") or "").split())
+    return "node %s refused the canary pod (no container ran): %s" % (
+        node, ": ".join(text for text in (str(status["reason"]), message) if text))
+
+
+def _last_warning(events, pod):
+    """The pod's most recent Warning event as {reason, message}; None without one."""
+    name = metadata(pod).get("name")
+    mine = [e for e in events if name and e.get("type") == "Warning"
+            and (e.get("involvedObject") or {}).get("kind") == "Pod"
+            and (e.get("involvedObject") or {}).get("name") == name]
+    if not mine:
+        return None
+    # lastTimestamp is second-granular and may be unset on newer events; eventTime then.
+    latest = max(mine, key=lambda e: (str(e.get("lastTimestamp") or e.get("eventTime") or ""), int(e.get("count") or 1)))
+    return {"reason": str(latest.get("reason") or "Warning"), "message": " ".join(str(latest.get("message") or "").split())}
+
+
+def _ended(finish, container):
+    return "succeeded" if finish["type"] == "Complete" else "exited with code %s" % _exit_code(container)
+
+
+def _output(lines, quoted, container):
+    """A failed container's own words: its last lines, and earlier lines that match a pattern.
+
+    Without a readable log, the termination message Kubernetes kept (the
+    container's, or its log's tail with ``FallbackToLogsOnError``) stands in.
+    """
+    if lines is None:
+        message = ((container.get("state") or {}).get("terminated") or {}).get("message") or ""
+        lines = message.splitlines()
+    while lines and not lines[-1].strip():
+        lines = lines[:-1]  # k8s_log splits at every newline, the last one included
+    tail_start = max(len(lines) - OUTPUT_LINES, 0)
+    return [line for index, line in enumerate(lines)
+            if index >= tail_start or any(re.search(p, line) for p in quoted)]
+
+
+def node_table(lanes, pods, nodes, gitlab_landed=None):
+    """One row per node a lane's pod landed on or a lane's node check considered, sorted by name.
+
+    ``gitlab_landed`` (node name -> lanes) adds the nodes the lanes' GitLab
+    job pods ran on, as landed.
+
+    A row says whether the node is simulated and how that is known: the
+    node's kwok annotation or simulated label when its Node object was read,
+    else the lanes' node checks (which read the same marks earlier).
+    """
+    by_name = dict((object_name(n), n) for n in nodes)
+    landed, matched, checked_simulated = {}, {}, set()
+    for lane in lanes:
+        node_check = lane["node_check"]
+        for name in node_check.get("matching") or []:
+            matched.setdefault(name, []).append(lane["name"])
+        checked_simulated.update(node_check.get("simulated") or [])
+        for pod in pods:
+            name = (pod.get("spec") or {}).get("nodeName")
+            if name and _owned_by(pod, lane["job_name"]):
+                landed.setdefault(str(name), []).append(lane["name"])
+    for name, lane_names in (gitlab_landed or {}).items():
+        landed.setdefault(name, []).extend(lane_names)
+    rows = []
+    for name in sorted(set(landed) | set(matched)):
+        markers = simulation_markers(by_name[name]) if name in by_name else []
+        labels = metadata(by_name.get(name)).get("labels") or {}
+        if markers:
+            simulated, known_by = True, ", ".join(markers)
+        elif name in checked_simulated:
+            simulated, known_by = True, "the node check of its lanes"
+        elif labels.get(SIMULATED_GPU_LABEL) == "true":
+            simulated, known_by = False, "real (no annotation %s), GPUs simulated: label %s=true" % (
+                KWOK_ANNOTATION, SIMULATED_GPU_LABEL)
+        elif name in by_name:
+            simulated, known_by = False, "neither annotation %s nor label %s=true" % (KWOK_ANNOTATION, SIMULATED_LABEL)
+        else:
+            simulated, known_by = False, "not among the nodes read; no lane's node check marked it simulated"
+        rows.append({
+            "name": name,
+            "simulated": simulated,
+            "gpus_simulated": not simulated and labels.get(SIMULATED_GPU_LABEL) == "true",
+            "known_by": known_by,
+            "landed": sorted(set(landed.get(name, []))),
+            "matched": sorted(set(matched.get(name, []))),
+        })
+    return rows
+
+
+def _exit_code(container):
+    terminated = (container.get("state") or {}).get("terminated") or {}
+    code = terminated.get("exitCode")
+    return "none" if code is None else code
+
+
+def _owned_by(pod, job_name):
+    return any(ref.get("name") == job_name for ref in metadata(pod).get("ownerReferences") or [])
+
+
+def _status(obj):
+    return obj.get("status") or {}
+
+
+def _first(values):
+    return next(iter(values), {})
+
+
+def _check_lane(lane, path):
+    for key in ("name", "job_name", "gpu_class", "gpu_access", "request_text", "check"):
+        if not isinstance(lane.get(key), str) or not lane[key]:
+            raise ValidationError(child(path, key), "is required (a lane as gpuci.runners.canary_lanes builds it)")
+    check_int(lane.get("count"), child(path, "count"), minimum=0)
+    node_check = lane.get("node_check")
+    if not isinstance(node_check, dict) or not isinstance(node_check.get("ok"), bool):
+        raise ValidationError(child(path, "node_check"),
+                              "is required: canary_lanes adds it when given the cluster's nodes")
+    if not node_check["ok"] and not node_check.get("reason"):
+        raise ValidationError(child(child(path, "node_check"), "reason"), "is required when ok is false")
+
+
+def _checks(value, lanes, path):
+    checks_path = child(path, "checks")
+    checks = plain(require_mapping(value if value is not None else {}, checks_path))
+    for index, lane in enumerate(lanes):
+        if lane["check"] not in checks:
+            raise ValidationError(child(item(child(path, "lanes"), index), "check"),
+                                  "unknown check; known checks: %s" % ", ".join(sorted(checks)), lane["check"])
+    for name in sorted(checks):
+        check_path = child(checks_path, name)
+        check = require_mapping(checks[name], check_path)
+        patterns = check_str_list(check.get("evidence"), child(check_path, "evidence"))
+        if not patterns:
+            raise ValidationError(child(check_path, "evidence"), "needs at least one pattern")
+        for index, pattern in enumerate(patterns):
+            _pattern(pattern.replace(MIG_PROFILE, ""), item(child(check_path, "evidence"), index))
+        if not isinstance(check.get("proof"), str) or not check["proof"]:
+            raise ValidationError(child(check_path, "proof"), "must be a non-empty string", check.get("proof"))
+    return checks
+
+
+def _pattern(value, path):
+    if not isinstance(value, str):
+        raise ValidationError(path, "must be a regular expression, not %s" % type_name(value), value)
+    try:
+        re.compile(value)
+    except re.error as error:
+        raise ValidationError(path, "is not a regular expression: %s" % error, value)
+    return str(value)
+
+
+def _str(spec, key, path, default=None):
+    value = spec.get(key)
+    if value is None and default is not None:
+        return default
+    if not isinstance(value, str) or (default is None and not value):
+        raise ValidationError(child(path, key), "must be a non-empty string", value)
+    return str(value)

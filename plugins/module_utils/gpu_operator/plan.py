@@ -1,0 +1,278 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The gpu_operator role's plan: what its variables become in the cluster, decided once.
+
+From the role's variables (under their own names) it returns:
+
+- ``release``: the GPU Operator's release with its complete chart values
+  (the dedicated variables, then ``gpu_operator_values`` laid over them),
+  ready for ``gpuci.runners.helm_releases``;
+- ``labels`` and ``label_selectors``: on every object the role makes itself;
+  ``namespace_labels``: those plus what Pod Security admission needs to
+  admit the operands in a namespace the role creates;
+- ``time_slicing``: ``enabled``, the device plugin ConfigMap's ``configmap``
+  name and ``data`` (one configuration per class plus ``any``), the
+  ``classes`` sliced, the classes whose nodes the role labels
+  (``label_classes``) and each class's node selector (``class_selectors``,
+  from the same builder as the job pods' patches, so the labelled nodes are
+  the ones the pools land on);
+- ``node_labels``: the device plugin's config label and the marker that says
+  the role set it;
+- ``objects``: what the role applies beside the release, complete (the
+  time-slicing ConfigMap when time-slicing is on); ``create_only``: what it
+  creates when missing and never changes (the RuntimeClass, which the
+  operator takes over once it runs);
+- ``deployment``, ``cluster_policy``: the chart's fixed names; ``crds``: the
+  chart's CRDs (node-feature-discovery's with ``nfd.enabled``), which
+  ``gpu_operator_remove_crds`` deletes;
+- ``converges``: whether the role installs anything (state present);
+- ``reads`` and ``readback_reads``: what the role reads, as
+  ``gpuci.runners.k8s_reads`` takes it (answers under the group
+  ``gpu_operator``), to decide what a converge would change, and after a
+  converge to verify it;
+- ``problems``: settings the role cannot act on, each naming the variables
+  at fault: ``gpu_operator_values`` keys that would silently override a
+  dedicated variable, a version for a component the operator does not
+  install, the operator's toolkit on a cluster whose GPU hosts manage their
+  own (``gpu_operator_host_toolkit_hosts``, from those hosts' variables),
+  MIG pools without the ``mixed`` strategy, time-slicing for a class no
+  pool uses (the runner roles' pools and scale sets come in
+  ``gpu_operator_runner_pools``, each source a list or a dict keyed by
+  name); ``warnings``: keys upstream removed.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.gpuci.runners.plugins.module_utils.common.chart_source import check_chart_source
+from ansible_collections.gpuci.runners.plugins.module_utils.container_toolkit.runtimes import operator_toolkit_env
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.config import deep_merge
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.pod_patch import gpu_pod_patch
+from ansible_collections.gpuci.runners.plugins.module_utils.k8s.reads import AVAILABLE, read
+from ansible_collections.gpuci.runners.plugins.module_utils.common.ownership_labels import label_selectors, ownership_labels
+from ansible_collections.gpuci.runners.plugins.module_utils.fleet.pending_changes import release_record_selectors
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator.time_slicing import (
+    DEFAULT_CONFIG,
+    DEFAULT_RESOURCE,
+    time_slicing_config,
+)
+from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import require_mapping
+
+CHART = "gpu-operator"
+# The group of the role's reads in k8s_reads' answer (site.yml reads for every role at once).
+GROUP = "gpu_operator"
+# Fixed names in the chart (not derived from the release name).
+DEPLOYMENT = "gpu-operator"
+CLUSTER_POLICY = "cluster-policy"
+CRDS = ("clusterpolicies.nvidia.com", "nvidiadrivers.nvidia.com", "gpuclusters.nvidia.com",
+        "computedomains.resource.nvidia.com", "computedomaincliques.resource.nvidia.com")
+# From the node-feature-discovery subchart: installed only with nfd.enabled.
+NFD_CRDS = ("nodefeatures.nfd.k8s-sigs.io", "nodefeaturegroups.nfd.k8s-sigs.io", "nodefeaturerules.nfd.k8s-sigs.io")
+# Operands mount host paths and run privileged.
+NAMESPACE_LABELS = {"pod-security.kubernetes.io/enforce": "privileged"}
+DEVICE_PLUGIN_LABEL = "nvidia.com/device-plugin.config"
+# Marks the nodes whose device plugin label the role set: it only ever removes its own.
+NODE_MARKER_LABEL = "gpuci.runners/time-slicing"
+
+# Values keys a dedicated variable sets: the same key in gpu_operator_values
+# would silently win over the variable.
+OWNED_VALUES = (
+    ("driver", "enabled", "gpu_operator_driver_enabled"),
+    ("driver", "version", "gpu_operator_driver_version"),
+    ("toolkit", "enabled", "gpu_operator_toolkit_enabled"),
+    ("toolkit", "version", "gpu_operator_toolkit_version"),
+    ("cdi", "enabled", "gpu_operator_cdi_enabled"),
+    ("mig", "strategy", "gpu_operator_mig_strategy"),
+    ("dcgmExporter", "enabled", "gpu_operator_dcgm_exporter_enabled"),
+    ("nfd", "enabled", "gpu_operator_nfd_enabled"),
+    ("devicePlugin", "config", "gpu_operator_time_slicing"),
+    ("operator", "runtimeClass", "gpu_operator_runtime_class"),
+)
+# Values keys upstream dropped: harmless, but they do nothing.
+REMOVED_VALUES = (
+    ("operator", "defaultRuntime",
+     "removed in v25.3; the operator detects the runtime, and toolkit env (gpu_operator_container_runtime) moves its paths"),
+    ("cdi", "default", "a no-op since v25.10; CDI is always the default mode when cdi.enabled is true"),
+)
+
+
+def gpu_operator_plan(settings, gpu_classes=None):
+    """See the module docstring. ``settings``: the role's gpu_operator_* variables."""
+    require_mapping(settings, "gpu_operator_plan")
+    if settings.get("gpu_operator_state", "present") == "present":
+        check_chart_source("gpu_operator", settings)
+    release_name = settings["gpu_operator_release_name"]
+    labels = ownership_labels({"app.kubernetes.io/component": CHART, "app.kubernetes.io/instance": release_name})
+    slicing = _time_slicing(settings, gpu_classes)
+    user_values = settings.get("gpu_operator_values") or {}
+    selector, record_selectors = label_selectors(labels), release_record_selectors([release_name])
+    return {
+        "labels": labels,
+        "label_selectors": selector,
+        "namespace_labels": {**labels, **NAMESPACE_LABELS},
+        "release": {
+            "name": release_name,
+            "namespace": settings["gpu_operator_namespace"],
+            "state": "present",
+            "chart": CHART,
+            "chart_version": settings["gpu_operator_chart_version"],
+            "chart_repo_url": settings["gpu_operator_chart_repo_url"],
+            "chart_path": settings.get("gpu_operator_chart_path") or None,
+            "values": deep_merge(_base_values(settings, slicing), user_values),
+            "wait": True,
+            "timeout": int(settings["gpu_operator_wait_timeout"]),
+        },
+        "time_slicing": slicing,
+        "objects": [_time_slicing_configmap(settings, slicing, labels)] if slicing["enabled"] else [],
+        "create_only": [_runtime_class(settings, labels)],
+        "node_labels": {"config": DEVICE_PLUGIN_LABEL, "marker": NODE_MARKER_LABEL},
+        "deployment": DEPLOYMENT,
+        "cluster_policy": CLUSTER_POLICY,
+        "crds": list(CRDS + (NFD_CRDS if settings["gpu_operator_nfd_enabled"] else ())),
+        "release_record_selectors": record_selectors,
+        "converges": settings.get("gpu_operator_state", "present") == "present",
+        "reads": _reads(settings, selector, record_selectors),
+        "readback_reads": _readback_reads(settings),
+        "problems": ["gpu_operator_values.%s.%s would override %s; set %s instead." % (section, key, variable, variable)
+                     for section, key, variable in OWNED_VALUES if key in (user_values.get(section) or {})]
+        + _component_problems(settings) + _host_toolkit_problems(settings) + _pool_problems(settings, slicing["classes"]),
+        "warnings": ["gpu_operator_values.%s.%s is %s; the chart ignores it." % (section, key, note)
+                     for section, key, note in REMOVED_VALUES if key in (user_values.get(section) or {})],
+    }
+
+
+def _time_slicing_configmap(settings, slicing, labels):
+    """The device plugin's time-slicing configurations, in the operator's namespace."""
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": slicing["configmap"], "namespace": settings["gpu_operator_namespace"], "labels": labels},
+            "data": slicing["data"]}
+
+
+def _runtime_class(settings, labels):
+    """The RuntimeClass the job pods name: the operator creates it once it runs (and never on a simulated
+    cluster), so the role provides it until then."""
+    name = settings["gpu_operator_runtime_class"]
+    return {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": name, "labels": labels},
+            "handler": name}
+
+
+def _reads(settings, selector, record_selectors):
+    """What the role decides from, in one k8s_reads run: the ClusterPolicy (another release's?), our
+    namespace, time-slicing ConfigMap and RuntimeClass, the nodes (their labels), Helm's record of the
+    release and the operator Deployment (its status).
+
+    Only what the role reads is kept: every task that names the answer pays for its size.
+    """
+    namespace = settings["gpu_operator_namespace"]
+    return [
+        read(GROUP, "policy", "ClusterPolicy", "nvidia.com/v1", name=CLUSTER_POLICY),
+        read(GROUP, "namespace", "Namespace", name=namespace),
+        read(GROUP, "configmaps", "ConfigMap", namespace=namespace, label_selectors=selector),
+        read(GROUP, "nodes", "Node", hidden_fields=["spec", "status"]),
+        read(GROUP, "runtime_class", "RuntimeClass", "node.k8s.io/v1", name=settings["gpu_operator_runtime_class"]),
+        read(GROUP, "release_records", "Secret", namespace=namespace, helm_releases=True,
+             label_selectors=record_selectors),
+        read(GROUP, "deployment", "Deployment", "apps/v1", name=DEPLOYMENT, namespace=namespace,
+             hidden_fields=["spec"]),
+    ]
+
+
+def _readback_reads(settings):
+    """What verification reads after a converge: the operator Deployment, waited for until Available,
+    then the ClusterPolicy it reconciles."""
+    return [
+        read(GROUP, "deployment", "Deployment", "apps/v1", name=DEPLOYMENT, namespace=settings["gpu_operator_namespace"],
+             wait=True, wait_condition=AVAILABLE, wait_timeout=int(settings["gpu_operator_wait_timeout"]),
+             hidden_fields=["spec"]),
+        read(GROUP, "policy", "ClusterPolicy", "nvidia.com/v1", name=CLUSTER_POLICY),
+    ]
+
+
+def _component_problems(settings):
+    """A version for a component the operator does not install would be silently ignored."""
+    return ["gpu_operator_%s_version is set while the %s is disabled (gpu_operator_%s_enabled is false): the "
+            "operator does not install it, so the version would be ignored. Host packages are pinned by the "
+            "container_toolkit role (container_toolkit_version)." % (component, component, component)
+            for component in ("driver", "toolkit")
+            if settings.get("gpu_operator_%s_version" % component)
+            and not settings.get("gpu_operator_%s_enabled" % component)]
+
+
+def _host_toolkit_problems(settings):
+    """The operator's toolkit would fight the one GPU hosts manage themselves (the container_toolkit role)."""
+    hosts = settings.get("gpu_operator_host_toolkit_hosts") or []
+    if not settings.get("gpu_operator_toolkit_enabled") or not hosts:
+        return []
+    return ["gpu_operator_toolkit_enabled is true, but the GPU hosts %s (group %s) manage their own container toolkit "
+            "(container_toolkit_version is set for them). Set gpu_operator_toolkit_enabled: false, or stop managing "
+            "the toolkit on these hosts." % (", ".join(hosts), settings.get("gpu_operator_host_group"))]
+
+
+def _runner_pools(sources):
+    """The runner roles' pools and scale sets: each source a list, or a dict keyed by name."""
+    pools = []
+    for source in sources or []:
+        entries = source.values() if isinstance(source, dict) else source if isinstance(source, list) else []
+        pools += [entry for entry in entries if isinstance(entry, dict)]
+    return pools
+
+
+def _pool_problems(settings, sliced_classes):
+    """MIG and time-slicing against the pools of gitlab_runner_pools and arc_runners_scale_sets."""
+    pools = _runner_pools(settings.get("gpu_operator_runner_pools"))
+    problems = []
+    mig_pools = [str(pool.get("name", "(unnamed)")) for pool in pools if pool.get("mig_profile")]
+    strategy = settings.get("gpu_operator_mig_strategy")
+    if mig_pools and strategy != "mixed":
+        problems.append("gpu_operator_mig_strategy is %s, but the pools %s use mig_profile: their jobs request "
+                        "nvidia.com/mig-<profile>, which the device plugin advertises only with "
+                        "gpu_operator_mig_strategy: mixed." % (strategy, ", ".join(mig_pools)))
+    used = list(dict.fromkeys(str(pool["gpu_class"]) for pool in pools if pool.get("gpu_class")))
+    unused = [name for name in sliced_classes if name not in used]
+    if pools and unused:
+        problems.append("gpu_operator_time_slicing sets replicas for %s, but no pool in gitlab_runner_pools or "
+                        "arc_runners_scale_sets uses that class (pools use: %s)." % (", ".join(unused), ", ".join(used)))
+    return problems
+
+
+def _time_slicing(settings, gpu_classes):
+    replicas = settings.get("gpu_operator_time_slicing") or {}
+    require_mapping(replicas, "gpu_operator_time_slicing")
+    # Class keys only: not `any`, not device plugin resources such as nvidia.com/gpu.
+    classes = [key for key in replicas if key != DEFAULT_CONFIG and "/" not in str(key)]
+    # `any: 1` (no sharing) unless the `any` configuration's GPUs are set, by
+    # `any` or by their resource name: unlabelled nodes then get a valid default.
+    defaults = {} if DEFAULT_CONFIG in replicas or DEFAULT_RESOURCE in replicas else {DEFAULT_CONFIG: 1}
+    data = time_slicing_config({**defaults, **replicas}, gpu_classes, path="gpu_operator_time_slicing") \
+        if replicas else {}
+    return {
+        "enabled": bool(replicas),
+        "configmap": settings["gpu_operator_time_slicing_configmap"],
+        "data": data,
+        "classes": classes,
+        "label_classes": classes if settings.get("gpu_operator_time_slicing_label_nodes", True) else [],
+        "class_selectors": {name: gpu_pod_patch({"gpu_class": name}, gpu_classes, path="gpu_operator_time_slicing.%s" % name)
+                            ["nodeSelector"] for name in classes},
+    }
+
+
+def _base_values(settings, slicing):
+    """The chart values the dedicated variables set."""
+    driver = {"enabled": bool(settings["gpu_operator_driver_enabled"])}
+    if settings.get("gpu_operator_driver_version"):
+        driver["version"] = settings["gpu_operator_driver_version"]
+    toolkit = {"enabled": bool(settings["gpu_operator_toolkit_enabled"]),
+               "env": operator_toolkit_env(settings["gpu_operator_container_runtime"])}
+    if settings.get("gpu_operator_toolkit_version"):
+        toolkit["version"] = settings["gpu_operator_toolkit_version"]
+    return {
+        "driver": driver,
+        "toolkit": toolkit,
+        "cdi": {"enabled": bool(settings["gpu_operator_cdi_enabled"])},
+        "mig": {"strategy": settings["gpu_operator_mig_strategy"]},
+        "dcgmExporter": {"enabled": bool(settings["gpu_operator_dcgm_exporter_enabled"])},
+        "nfd": {"enabled": bool(settings["gpu_operator_nfd_enabled"])},
+        "operator": {"runtimeClass": settings["gpu_operator_runtime_class"]},
+        "devicePlugin": {"config": {"name": slicing["configmap"], "default": DEFAULT_CONFIG} if slicing["enabled"]
+                         else {"name": "", "default": ""}},
+    }
