@@ -19,14 +19,14 @@ from conftest import REPO, run
 KIND_INVENTORY = REPO / "molecule" / "kind" / "inventory" / "hosts.yml"
 LOCAL_INVENTORY = REPO / "inventories" / "local" / "hosts.yml"
 PLAYBOOKS = {
-    "playbooks/awx_configure.yml": LOCAL_INVENTORY,
+    "awx/configure.yml": LOCAL_INVENTORY,
     **{f"awx/playbooks/{p.name}": LOCAL_INVENTORY for p in sorted((REPO / "awx" / "playbooks").glob("*.yml"))},
     **{f"molecule/default/{name}": LOCAL_INVENTORY for name in ("create.yml", "destroy.yml", "converge.yml", "verify.yml")},
     **{f"molecule/kind/{name}": KIND_INVENTORY for name in ("create.yml", "destroy.yml")},
     "molecule/default/converge.yml#kind": KIND_INVENTORY,
     "molecule/default/verify.yml#kind": KIND_INVENTORY,
 }
-LINTED = ["playbooks/awx_configure.yml", "awx", "molecule", ".config/molecule/config.yml", "execution-environment.yml"]
+LINTED = ["awx", "molecule", ".config/molecule/config.yml", "execution-environment.yml"]
 
 
 @pytest.mark.parametrize("playbook", PLAYBOOKS)
@@ -51,12 +51,12 @@ def test_molecule_accepts_the_scenario_config(scenario):
 
 
 def test_credential_type_injectors_reach_awx_unrendered(tmp_path):
-    """awx_configure.yml must hand AWX its injector templates ({{ tower.filename }}) as written."""
-    play_vars = yaml.safe_load((REPO / "playbooks" / "awx_configure.yml").read_text())[0]["vars"]
+    """awx/configure.yml must hand AWX its injector templates ({{ tower.filename }}) as written."""
+    play_vars = yaml.safe_load((REPO / "awx" / "configure.yml").read_text())[0]["vars"]
     out = tmp_path / "types.json"
     playbook = tmp_path / "types.yml"
     playbook.write_text(yaml.safe_dump([{
-        "name": "Credential types as awx_configure.yml loads them", "hosts": "localhost", "gather_facts": False,
+        "name": "Credential types as awx/configure.yml loads them", "hosts": "localhost", "gather_facts": False,
         "vars": {"_gpuci_awx_dir": str(REPO / "awx"),
                  "_gpuci_awx_credential_types": play_vars["_gpuci_awx_credential_types"]},
         "tasks": [{"ansible.builtin.copy": {"dest": str(out), "mode": "0644",
