@@ -12,7 +12,7 @@ DOCUMENTATION = r"""
 module: role_plan
 short_description: Plan one of the collection's roles and refuse what it cannot act on, in one step
 description:
-  - Makes the plan of a role (the role's plan filter, for example P(gpuci.runners.gitlab_runner_plan#filter)) from
+  - Makes the plan of a role (its builder in C(module_utils/<role>/plan.py)) from
     its settings and returns it as the result, which the role's task registers (C(__<role>_plan);
     C(__gpu_canary_plan) for the canary), or fails with every problem the plan found, each naming the inventory
     variable at fault, in one message.

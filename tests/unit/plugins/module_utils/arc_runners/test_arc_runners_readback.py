@@ -4,11 +4,10 @@
 import copy
 
 import pytest
-from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuci.runners.plugins.filter.arc_runners_readback import FilterModule
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.plan import arc_runners_plan
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.readback import arc_runners_readback, named_secret_key
+from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import ValidationError
 
 from test_arc_runners_plan import URL, settings
 
@@ -92,9 +91,9 @@ def test_nothing_planned_nothing_to_verify():
     assert arc_runners_readback({"by_scale_set": {}, "runner_sets": [runner_set("l40s")]}) == []
 
 
-def test_bad_input_fails_naming_the_filter_and_field():
-    with pytest.raises(AnsibleFilterError, match=r"gpuci\.runners\.arc_runners_readback: readback\.runner_sets"):
-        FilterModule().filters()["arc_runners_readback"]({"by_scale_set": BY_SCALE_SET, "runner_sets": "none"})
+def test_bad_input_fails_naming_the_field():
+    with pytest.raises(ValidationError, match=r"^readback\.runner_sets"):
+        arc_runners_readback({"by_scale_set": BY_SCALE_SET, "runner_sets": "none"})
 
 
 def test_a_secret_a_scale_set_names_must_exist():

@@ -2,9 +2,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """gitlab_runner_readback: the plan's releases against the ConfigMaps and Deployments read back."""
 import pytest
-from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuci.runners.plugins.filter.gitlab_runner_readback import FilterModule
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.plan import gitlab_runner_plan
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.readback import gitlab_runner_readback
 from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import ValidationError
@@ -72,8 +70,3 @@ def test_bad_input_names_its_path():
     with pytest.raises(ValidationError, match=r"^readback\.pods: unknown key"):
         gitlab_runner_readback({"pods": []})
 
-
-def test_filter_reports_errors_the_ansible_way():
-    readback_filter = FilterModule().filters()["gitlab_runner_readback"]
-    with pytest.raises(AnsibleFilterError, match=r"^gpuci\.runners\.gitlab_runner_readback: readback\.managers:"):
-        readback_filter({"managers": "x"})
