@@ -18,21 +18,21 @@ from ansible.utils.display import Display
 REPO = pathlib.Path(__file__).resolve().parents[4]
 FILTER_DIR = REPO / "plugins" / "filter"
 FILTERS = ["ansible_core_requirement", "arc_runner_template",
-           "arc_runners_finalizer_patches", "arc_runners_plan",
-           "arc_runners_preflight", "arc_runners_readback", "canary_ci", "canary_jobs", "canary_lanes", "canary_plan",
+           "arc_runners_finalizer_patches",
+           "arc_runners_preflight", "canary_ci", "canary_jobs", "canary_lanes", "canary_plan",
            "canary_progress", "canary_verdict", "ci_yaml",
            "container_runtimes", "created_runner_tokens", "fleet_objects", "fleet_plan", "fleet_readback",
-           "gitlab_runner_config", "gitlab_runner_plan", "gitlab_runner_preflight",
-           "gitlab_runner_readback", "gitlab_runner_restarts", "gitlab_runner_token_secrets",
+           "gitlab_runner_config", "gitlab_runner_preflight",
+           "gitlab_runner_restarts", "gitlab_runner_token_secrets",
            "gpu_nodes", "gpu_operator_node_labels",
-           "gpu_operator_plan", "gpu_pod_patch", "ownership_labels", "proof_report", "time_slicing_config"]
+           "gpu_pod_patch", "ownership_labels", "proof_report", "time_slicing_config"]
 
 # The positional argument of each filter: the GPU class catalogue, unless named here (None: it takes none).
-POSITIONAL = {"ansible_core_requirement": None, "arc_runners_readback": None, "gpu_operator_node_labels": None,
+POSITIONAL = {"ansible_core_requirement": None, "gpu_operator_node_labels": None,
               "ci_yaml": "header",
               "canary_ci": None, "canary_progress": None,
               "canary_verdict": None, "proof_report": None, "fleet_plan": None, "created_runner_tokens": None, "ownership_labels": None,
-              "gitlab_runner_token_secrets": None, "gitlab_runner_readback": None,
+              "gitlab_runner_token_secrets": None,
               "gitlab_runner_restarts": None, "container_runtimes": None,
               "fleet_objects": None, "fleet_readback": None,
               "arc_runners_finalizer_patches": None, "gpu_nodes": None}
