@@ -135,19 +135,33 @@ options:
     description: Kubeconfig context for helm (C(K8S_AUTH_CONTEXT) when unset).
     type: str
 notes:
-  - Check mode renders each release that would change with helm's own
-    C(--dry-run=server) and changes nothing. When the chart's custom
-    resources have no CRD yet (a first install in check mode), it renders
-    with C(helm template) instead.
   - A release left C(pending-install), C(pending-upgrade) or
     C(pending-rollback) by an interrupted run is first rolled back (a first
     install uninstalled), as helm would have done itself. Two runs against
     the same releases at once are not supported.
-  - Supports diff mode; the diff shows chart and user values of each changed release.
-  - Member of the collection's C(kubernetes) action group, so the playbooks'
-    C(module_defaults) give it the cluster's kubeconfig and context.
 requirements:
   - helm 3.8 or later, or helm 4, on the controller (the collection's tests run helm 3.22.0 and helm 4.3.1; the execution environment ships helm 4)
+attributes:
+  check_mode:
+    description:
+      - Renders each release that would change with helm's own C(--dry-run=server)
+        (C(helm template) when its custom resources have no CRD yet) and installs,
+        upgrades or uninstalls nothing.
+    support: full
+  diff_mode:
+    description: Returns, for each release that changes, its chart and user values before and after.
+    support: full
+  platform:
+    description: Runs helm where the task runs, the controller in the collection's playbooks.
+    support: full
+    platforms: posix
+  action_group:
+    description:
+      - Use C(group/gpuci.runners.kubernetes) in C(module_defaults) to set I(kubeconfig)
+        and I(context) for it and the other Kubernetes and Helm modules the collection uses.
+    support: full
+    membership:
+      - gpuci.runners.kubernetes
 """
 
 EXAMPLES = r"""

@@ -122,12 +122,28 @@ options:
         description: Seconds between two looks while waiting.
         type: int
         default: 5
-notes:
-  - Reads only; check mode and diff change nothing about it.
-  - Member of the collection's C(kubernetes) action group, so the playbooks'
-    C(module_defaults) give it the cluster's kubeconfig and context.
 requirements:
   - kubernetes.core 5.0 or later, and what it requires (the C(kubernetes) Python client)
+attributes:
+  check_mode:
+    description: It only reads, so it runs the same in check mode.
+    support: full
+  diff_mode:
+    description: It changes nothing, so there is no difference to show.
+    support: none
+  platform:
+    description:
+      - Runs where the task runs. When that is the controller itself (connection
+        C(local)), its action plugin answers the reads in the controller's process.
+    support: full
+    platforms: posix
+  action_group:
+    description:
+      - Use C(group/gpuci.runners.kubernetes) in C(module_defaults) to set I(kubeconfig)
+        and I(context) for it and the other Kubernetes and Helm modules the collection uses.
+    support: full
+    membership:
+      - gpuci.runners.kubernetes
 """
 
 EXAMPLES = r"""

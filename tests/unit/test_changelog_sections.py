@@ -41,6 +41,6 @@ def test_harness_entries_are_in_a_skippable_section():
 
 def test_bench_and_testbed_fragments_hold_no_user_section():
     """A fragment named for the benchmarks or the testbed is about them alone."""
-    leaking = [(name, section) for name, section, _ in _entries()
+    leaking = [(name, section) for name, section, _entry in _entries()
                if name.startswith(("bench_", "testbed_", "fresh_clone_")) and section not in SKIPPABLE]
     assert leaking == [], leaking
