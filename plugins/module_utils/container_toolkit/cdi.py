@@ -31,6 +31,8 @@ import json
 import os
 import re
 
+from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import require_mapping
+
 try:
     import yaml  # not required on managed hosts: device names are only a convenience
 except ImportError:
@@ -138,3 +140,19 @@ def device_names(text, fmt):
     if not isinstance(data, dict):
         return None
     return [d.get("name") for d in data.get("devices") or [] if isinstance(d, dict)]
+
+
+
+def failure_message(result, prefix="container_toolkit_cdi_"):
+    """The failed module ``result``'s ``msg``, with the fix it ``suggested`` (module option names) as variables.
+
+    The role's variables are the options with ``prefix``; values are shown as
+    JSON, the way an inventory writes them. Without a suggestion, ``msg`` alone.
+    """
+    require_mapping(result, "result")
+    msg = result.get("msg") or "nvidia-ctk cdi generate failed"
+    suggested = result.get("suggested") or {}
+    if not suggested:
+        return msg
+    fix = ", ".join("%s%s: %s" % (prefix, name, json.dumps(value)) for name, value in suggested.items())
+    return "%s In the inventory: %s." % (msg, fix)

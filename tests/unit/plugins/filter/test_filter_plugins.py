@@ -21,7 +21,8 @@ FILTERS = ["ansible_core_requirement", "arc_runner_template",
            "arc_runners_finalizer_patches",
            "arc_runners_preflight", "canary_ci", "canary_jobs", "canary_lanes", "canary_plan",
            "canary_progress", "canary_verdict", "ci_yaml",
-           "container_runtimes", "created_runner_tokens", "fleet_objects", "fleet_plan", "fleet_readback",
+           "container_runtimes", "container_toolkit_cdi_failure", "container_toolkit_plan", "container_toolkit_preflight",
+           "container_toolkit_restart", "created_runner_tokens", "fleet_objects", "fleet_plan", "fleet_readback",
            "gitlab_runner_config", "gitlab_runner_preflight",
            "gitlab_runner_restarts", "gitlab_runner_token_secrets",
            "gpu_nodes", "gpu_operator_node_labels",
@@ -34,6 +35,8 @@ POSITIONAL = {"ansible_core_requirement": None, "gpu_operator_node_labels": None
               "canary_verdict": None, "proof_report": None, "fleet_plan": None, "created_runner_tokens": None, "ownership_labels": None,
               "gitlab_runner_token_secrets": None,
               "gitlab_runner_restarts": None, "container_runtimes": None,
+              "container_toolkit_cdi_failure": None, "container_toolkit_plan": None,
+              "container_toolkit_preflight": None, "container_toolkit_restart": None,
               "fleet_objects": None, "fleet_readback": None,
               "arc_runners_finalizer_patches": None, "gpu_nodes": None}
 

@@ -12,7 +12,7 @@ import json
 import pytest
 
 from ansible_collections.gpuci.runners.plugins.module_utils.container_toolkit.cdi import (
-    device_names, error_message, explain_failure, generate_argv, search_path, spec_format)
+    device_names, error_message, explain_failure, failure_message, generate_argv, search_path, spec_format)
 
 CTK = "/usr/bin/nvidia-ctk"
 GKE_ERROR = ('time="2026-11-23T21:11:58Z" level=info msg="Generated CDI spec with version 0.8.0"\n'
@@ -123,3 +123,13 @@ def test_device_names_of_a_json_and_a_yaml_spec():
 @pytest.mark.parametrize("text, fmt", [("{", "json"), ("[1, 2]", "json"), ("a: [", "yaml")])
 def test_device_names_of_something_unreadable_is_none(text, fmt):
     assert device_names(text, fmt) is None
+
+
+def test_a_failure_message_names_the_role_s_variables_of_the_suggested_fix():
+    result = {"msg": "nvidia-ctk cdi generate failed: x. hint", "suggested": {
+        "driver_root": "/", "library_search_paths": ["/usr/local/nvidia/lib64"]}}
+    assert failure_message(result) == (
+        'nvidia-ctk cdi generate failed: x. hint In the inventory: container_toolkit_cdi_driver_root: "/", '
+        'container_toolkit_cdi_library_search_paths: ["/usr/local/nvidia/lib64"].')
+    assert failure_message({"msg": "unknown failure"}) == "unknown failure"
+    assert failure_message({"msg": "unknown failure", "suggested": {}}) == "unknown failure"
