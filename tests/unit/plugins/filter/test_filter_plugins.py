@@ -13,7 +13,6 @@ import sys
 import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
-from ansible.utils.display import Display
 
 REPO = pathlib.Path(__file__).resolve().parents[4]
 FILTER_DIR = REPO / "plugins" / "filter"
@@ -85,35 +84,17 @@ def test_runtime_class_is_a_keyword_option(name, value):
         load(name)(value, runtime_class=5)
 
 
-@pytest.fixture
-def deprecations(monkeypatch):
-    """What the filters hand Ansible's Display().deprecated, as (message, version, collection_name)."""
-    calls = []
-    monkeypatch.setattr(Display, "deprecated", lambda self, msg, version=None, collection_name=None, **kw:
-                        calls.append((msg, version, collection_name)))
-    return calls
-
-
-def test_old_keys_are_reported_as_deprecated(deprecations):
+def test_gpu_access_under_its_old_names_is_refused_naming_the_new_key():
+    """lane (pools, scale sets) and lanes (classes) are no longer read: the error says what to write instead."""
     settings = {"gitlab_runner_pools": [{"name": "l40s", "gpu_class": "l40s", "lane": "cuda", "token": "glrt-x"}],
                 "gitlab_runner_namespace": "gitlab-runner", "gitlab_runner_fleet": "default",
                 "gitlab_runner_gitlab_url": "https://gitlab.example.com"}
-    load("gitlab_runner_preflight")(settings, {"igpu": {"lanes": ["dri"], "node_selector": {"a": "b"}}})
-    assert deprecations == [
-        ("gpu_classes.igpu.lanes is deprecated, use gpu_classes.igpu.gpu_access", "1.0.0", "gpuci.runners"),
-        ("gitlab_runner_pools[name=l40s].lane is deprecated, use gitlab_runner_pools[name=l40s].gpu_access",
-         "1.0.0", "gpuci.runners"),
-    ]
-
-
-def test_deprecations_come_before_errors_and_only_for_old_keys(deprecations):
-    with pytest.raises(AnsibleFilterError, match=r"gpu_classes\.l40s\.lanes: is the deprecated name"):
-        load("gpu_pod_patch")({"gpu_class": "l40s"}, {"l40s": {"lanes": ["cuda"], "gpu_access": ["cuda"]}})
-    assert [call[0] for call in deprecations] == ["gpu_classes.l40s.lanes is deprecated, use gpu_classes.l40s.gpu_access"]
-    del deprecations[:]
-    load("gpu_pod_patch")({"gpu_class": "l40s", "gpu_access": "cuda"}, {"l40s": {"gpu_access": ["cuda"]}})
-    load("ci_yaml")({"job": {"script": ["true"]}}, "header")
-    assert deprecations == []
+    assert load("gitlab_runner_preflight")(settings) == [
+        "gitlab_runner_pools[name=l40s].lane: was renamed gpu_access; set gitlab_runner_pools[name=l40s].gpu_access "
+        "instead (same values)"]
+    with pytest.raises(AnsibleFilterError, match=r"^gpuci\.runners\.gpu_pod_patch: gpu_classes\.l40s\.lanes: was renamed "
+                                                 r"gpu_access; set gpu_classes\.l40s\.gpu_access instead"):
+        load("gpu_pod_patch")({"gpu_class": "l40s"}, {"l40s": {"lanes": ["cuda"]}})
 
 
 def test_bad_gpu_classes_argument_is_reported():
