@@ -148,6 +148,11 @@ pods_note:
   description: Why the job pods could not be read; empty when they could.
   returned: success
   type: str
+summary:
+  description: One line on what the run did (what check mode would commit; the pipeline, its status and the commit).
+  returned: success
+  type: str
+  sample: "Pipeline 42 (https://gitlab.example.com/g/canary/-/pipelines/42): success; the file was unchanged."
 """
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib

@@ -106,6 +106,7 @@ def run_canary_pipeline(params, client, list_pods, say, check_mode=False, sleep=
     if check_mode:
         say("check mode: %s at %s@%s %s; no pipeline is created" % (
             CI_FILE, project_name, ref, "would be committed" if result["changed"] else "is unchanged"))
+        result["summary"] = pipeline_summary(result, check_mode)
         return result
     if result["changed"]:
         action = "create" if current is None else "update"
@@ -131,7 +132,20 @@ def run_canary_pipeline(params, client, list_pods, say, check_mode=False, sleep=
         for key in ("queued_at", "started_at"):
             job.pop(key)
     result["jobs"] = jobs
+    result["summary"] = pipeline_summary(result, check_mode)
     return result
+
+
+def pipeline_summary(result, check_mode=False):
+    """One line on what the run did, for the role to show (the module's own output is hidden: it holds the token)."""
+    where = (result["file"], result["project"]["path"], result["ref"])
+    if check_mode:
+        if result["changed"]:
+            return "Check mode: %s would be committed to %s@%s; no pipeline is created." % where
+        return "Check mode: %s is unchanged in %s@%s; no pipeline is created." % where
+    pipeline = result["pipeline"]
+    commit = "committed %s" % result["commit"]["id"] if result["commit"] else "the file was unchanged"
+    return "Pipeline %s (%s): %s; %s." % (pipeline["id"], pipeline["web_url"], pipeline["status"], commit)
 
 
 def _call(action, step, params):

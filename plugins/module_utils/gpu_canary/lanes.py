@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.checks import JOB_PREFIX, NO_GPU, lane_commands
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.classes import GPU_ACCESS_MODES, merged_classes
@@ -75,7 +76,8 @@ def canary_lanes(spec, gpu_classes=None, path="canary"):
     default, ``""`` for none), the commands run before a lane's checks per
     gpu_access (``setup_commands``) and after them on cuda lanes
     (``cuda_sample_commands``) and, optionally, ``nodes`` (Node objects as
-    the API returns them) and ``runtime_classes`` (names). Every lane
+    the API returns them) and ``runtime_classes`` (their names, or the
+    RuntimeClass objects as the API returns them). Every lane
     carries the ``commands`` its Job and CI snippets run and its Job's name
     (``job_name``, module_utils/gpu_canary/checks.py); with ``nodes`` it carries
     ``node_check``.
@@ -344,8 +346,11 @@ def _check_list(value, path):
 
 
 def _check_names(value, path):
+    """Names, given as such or as the objects the API returned (the role passes its read as it is)."""
     if value is None:
         return []
+    if isinstance(value, (list, tuple)):
+        value = [object_name(v) if isinstance(v, Mapping) else v for v in value]
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
         raise ValidationError(path, "must be a list of names", value)
     return [str(v) for v in value]

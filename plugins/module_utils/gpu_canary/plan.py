@@ -23,6 +23,10 @@ From the role's variables (under their own names) it returns:
   ``url``, ``project``, ``ref``, ``job_timeout``; the lanes then include
   the CPU pools' lane (module_utils/gpu_canary/gitlab_jobs.py). The token never
   reaches the plan: the role says only whether one was given;
+- ``helm_list_argv``: the read-only ``helm list`` of every namespace's
+  deployed releases for the report's chart table, at the cluster the
+  inventory names (``gpuci_kubeconfig``, ``gpuci_kube_context``; empty or
+  missing: Helm's own choice);
 - ``problems``: settings the role cannot act on, each naming the variable
   at fault, all at once (the lanes' first one among them); ``[]`` when none.
 
@@ -78,9 +82,18 @@ def canary_plan(settings, gpu_classes=None):
         "lanes": lanes,
         "lane_paths": paths,
         "gitlab": gitlab,
+        "helm_list_argv": helm_list_argv(settings.get("gpuci_kubeconfig"), settings.get("gpuci_kube_context")),
         "problems": _namespace_problems(settings) + timing_problems + (_report_problems(settings) if present else [])
         + gitlab_problems + lane_problems,
     }
+
+
+def helm_list_argv(kubeconfig=None, context=None):
+    """``helm list`` of the deployed releases of all namespaces, as JSON (no values), at the inventory's cluster."""
+    argv = ["helm", "list", "--all-namespaces", "--deployed", "--output", "json"]
+    argv += ["--kubeconfig", kubeconfig] if kubeconfig else []
+    argv += ["--kube-context", context] if context else []
+    return argv
 
 
 def _lane_paths(settings):

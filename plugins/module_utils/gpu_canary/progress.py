@@ -11,6 +11,8 @@ Job, and a pod on a simulated node never ran a container, so it has no log.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.lanes import is_simulated
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s.objects import object_name
 from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import (
@@ -29,7 +31,8 @@ STARTED_PHASES = frozenset(("Running", "Succeeded", "Failed"))
 def canary_progress(spec, path="canary_progress"):
     """``{unfinished, log_pods}`` from the cluster's answers.
 
-    ``spec`` holds ``started`` (the names of the Jobs this run started),
+    ``spec`` holds ``started`` (the Jobs this run started, as the role built
+    them, or their names),
     ``jobs``, ``pods`` and ``nodes`` (as kubernetes.core.k8s_info returns
     them). ``unfinished``: the started Jobs that have not ended, one not
     found among them; ``log_pods``: the pods (as read, in their order) that
@@ -37,7 +40,7 @@ def canary_progress(spec, path="canary_progress"):
     """
     require_mapping(spec, path)
     reject_unknown_keys(spec, INPUT_KEYS, path)
-    started = optional_str_list(spec, "started", path)
+    started = optional_str_list(dict(spec, started=_names(spec.get("started"))), "started", path)
     jobs = object_list(spec.get("jobs"), child(path, "jobs"))
     pods = object_list(spec.get("pods"), child(path, "pods"))
     nodes = object_list(spec.get("nodes"), child(path, "nodes"))
@@ -47,6 +50,13 @@ def canary_progress(spec, path="canary_progress"):
         "unfinished": [name for name in started if name not in finished],
         "log_pods": [pod for pod in pods if _has_log(pod, simulated)],
     }
+
+
+def _names(jobs):
+    """The Jobs' names; names stay names, and what is not a list is left to the check."""
+    if not isinstance(jobs, (list, tuple)):
+        return jobs
+    return [object_name(job) if isinstance(job, Mapping) else job for job in jobs]
 
 
 def job_finish(job):

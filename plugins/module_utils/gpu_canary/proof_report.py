@@ -28,7 +28,8 @@ from ansible_collections.gpuci.runners.plugins.module_utils.common.validation im
 
 SCHEMA_VERSION = 2
 CLUSTER_KEYS = frozenset(("name", "context", "kubernetes_version", "simulated"))
-INPUT_KEYS = VERDICT_KEYS | frozenset(("cluster", "namespace", "helm_list", "generated_at"))
+INPUT_KEYS = VERDICT_KEYS | frozenset(("cluster", "namespace", "helm_list", "generated_at", "gitlab_mode",
+                                      "report_charts"))
 NOT_COLLECTED = "not collected (gpu_canary_report_charts is false)"
 # helm list shows "<chart>-<version>"; versions start with a digit or v<digit>.
 _CHART = re.compile(r"^(.+?)-(v?[0-9]+\.[^ ]*)$")
@@ -45,9 +46,19 @@ def proof_report(spec, path="report"):
     collected) and ``generated_at``. In GitLab mode (``gitlab``, the
     module canary_gitlab_pipeline's result) the report also has ``gitlab``,
     and each lane its GitLab jobs (canary_verdict).
+
+    ``gitlab_mode`` and ``report_charts`` false (the plan's GitLab mode,
+    gpu_canary_report_charts) set aside ``gitlab`` and ``helm_list``: the
+    role passes what it registered, which an earlier run of the role in the
+    same play may have left.
     """
     require_mapping(spec, path)
     reject_unknown_keys(spec, INPUT_KEYS, path)
+    spec = dict(spec)
+    if spec.pop("gitlab_mode", True) is False:
+        spec["gitlab"] = None
+    if spec.pop("report_charts", True) is False:
+        spec["helm_list"] = None
     verdict = canary_verdict(dict((key, spec[key]) for key in VERDICT_KEYS if key in spec), path)
     cluster = _cluster(spec.get("cluster"), child(path, "cluster"))
     charts, charts_note = chart_table(spec.get("helm_list"), child(path, "helm_list"))

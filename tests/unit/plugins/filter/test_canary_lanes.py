@@ -237,3 +237,10 @@ def test_without_commands_given_a_lane_runs_its_check_alone_and_names_its_job():
 def test_bad_commands_are_named(extra, message):
     with pytest.raises(ValidationError, match=message):
         lanes(**extra)
+
+
+def test_runtime_classes_may_be_the_objects_the_cluster_returned():
+    objects = [{"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "nvidia"}}]
+    assert lanes(nodes=[L40S_NODE], runtime_classes=objects) == lanes(nodes=[L40S_NODE], runtime_classes=["nvidia"])
+    missing = by_name(lanes(gitlab_runtime_class="nvidia-cdi", nodes=[L40S_NODE], runtime_classes=objects))
+    assert missing["l40s-cuda-1gpu"]["node_check"]["reason"].startswith("RuntimeClass nvidia-cdi does not exist")

@@ -138,6 +138,10 @@ def test_rerun_makes_no_second_commit(standin, runners):
     assert first["changed"] and not second["changed"]
     assert second["commit"] is None and second["pipeline"]["id"] == first["pipeline"]["id"] + 1
     assert standin.commits(TOKEN) == commits
+    pipeline = first["pipeline"]
+    assert first["summary"] == "Pipeline %s (%s): %s; committed %s." % (
+        pipeline["id"], pipeline["web_url"], pipeline["status"], first["commit"]["id"])
+    assert second["summary"].endswith("; the file was unchanged.")
 
 
 def test_check_mode_commits_nothing_and_creates_no_pipeline(standin):
@@ -150,6 +154,7 @@ def test_check_mode_commits_nothing_and_creates_no_pipeline(standin):
     assert "/api/v4/projects/:id/repository/commits" not in endpoints
     assert "/api/v4/projects/:id/pipeline" not in endpoints
     assert said and "would be committed" in said[0]
+    assert result["summary"] == "Check mode: .gitlab-ci.yml would be committed to gpuci/canary@main; no pipeline is created."
 
 
 def test_the_token_appears_nowhere(standin, runners):

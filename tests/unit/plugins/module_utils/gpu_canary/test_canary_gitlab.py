@@ -17,6 +17,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.gitlab_jo
 )
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.lanes import canary_lanes
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.plan import canary_plan
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.gitlab_pipeline import pipeline_summary
 
 URL = "https://gitlab.example.com"
 
@@ -151,3 +152,18 @@ def test_plan_refuses_gitlab_settings_naming_each_variable_never_the_token():
     named = [problem.split(":")[0] for problem in plan["problems"]]
     assert named == ["gpu_canary_gitlab_url", "gpu_canary_gitlab_project", "gpu_canary_gitlab_ref",
                      "gpu_canary_gitlab_api_token", "gpu_canary_gitlab_job_timeout"]
+
+
+@pytest.mark.parametrize("result, check_mode, summary", [
+    ({"changed": True, "commit": None, "pipeline": None}, True,
+     "Check mode: .gitlab-ci.yml would be committed to g/canary@main; no pipeline is created."),
+    ({"changed": False, "commit": None, "pipeline": None}, True,
+     "Check mode: .gitlab-ci.yml is unchanged in g/canary@main; no pipeline is created."),
+    ({"changed": True, "commit": {"id": "abc123"}, "pipeline": {"id": 7, "web_url": "https://g/p/7", "status": "success"}},
+     False, "Pipeline 7 (https://g/p/7): success; committed abc123."),
+    ({"changed": False, "commit": None, "pipeline": {"id": 8, "web_url": "https://g/p/8", "status": "failed"}},
+     False, "Pipeline 8 (https://g/p/8): failed; the file was unchanged."),
+])
+def test_the_pipeline_summary_the_role_shows(result, check_mode, summary):
+    result = dict(result, file=".gitlab-ci.yml", ref="main", project={"id": 1, "path": "g/canary"})
+    assert pipeline_summary(result, check_mode) == summary

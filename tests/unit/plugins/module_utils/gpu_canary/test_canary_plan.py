@@ -103,3 +103,19 @@ def test_removing_the_canary_checks_only_its_namespace():
     assert canary_plan(settings(gpu_canary_state="absent", gpu_canary_namespace="Bad"))["problems"][0].startswith(
         "gpu_canary_namespace:")
     assert plan["label_selectors"]  # absent.yml finds the canary's Jobs by them
+
+
+def test_helm_lists_the_cluster_the_inventory_names():
+    base = ["helm", "list", "--all-namespaces", "--deployed", "--output", "json"]
+    assert canary_plan(settings())["helm_list_argv"] == base
+    assert canary_plan(settings(gpuci_kubeconfig="", gpuci_kube_context=""))["helm_list_argv"] == base
+    assert canary_plan(settings(gpuci_kubeconfig="/k/config", gpuci_kube_context="kind-x"))["helm_list_argv"] == \
+        base + ["--kubeconfig", "/k/config", "--kube-context", "kind-x"]
+    assert canary_plan(settings(gpuci_kube_context="kind-x"))["helm_list_argv"] == base + ["--kube-context", "kind-x"]
+
+
+def test_the_role_hands_the_plan_the_cluster_helm_lists():
+    from pathlib import Path
+    task = (Path(__file__).resolve().parents[5] / "roles/gpu_canary/tasks/preflight.yml").read_text()
+    assert "'gpuci_kubeconfig': gpuci_kubeconfig | default('')" in task
+    assert "'gpuci_kube_context': gpuci_kube_context | default('')" in task

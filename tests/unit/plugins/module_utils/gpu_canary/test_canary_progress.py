@@ -107,3 +107,11 @@ def test_bad_input_names_its_path(spec, path):
 def test_the_filter_raises_a_filter_error():
     with pytest.raises(AnsibleFilterError, match="canary_progress.started"):
         FilterModule().filters()["canary_progress"]({"started": 3})
+
+
+def test_the_started_jobs_may_be_the_jobs_the_role_built():
+    jobs = [job(STARTED[0], active=1), job(STARTED[1], succeeded=1)]
+    built = [{"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name}} for name in STARTED]
+    assert canary_progress({"started": built, "jobs": jobs})["unfinished"] == [STARTED[0], STARTED[2]]
+    with pytest.raises(ValidationError, match=r"canary_progress.started"):
+        canary_progress({"started": "gpu-canary-x", "jobs": jobs})

@@ -224,3 +224,14 @@ def test_filter_reports_errors_the_ansible_way():
     proof_report_filter = FilterModule().filters()["proof_report"]
     with pytest.raises(AnsibleFilterError, match=r"^gpuci\.runners\.proof_report: report\.lanes: must be a list"):
         proof_report_filter({"lanes": {}})
+
+
+def test_what_the_role_registered_is_set_aside_when_its_step_did_not_run_in_this_run():
+    lanes, jobs, pods, logs = _made_up_cluster()
+    collected = report(lanes, jobs, pods, logs, report_charts=True)
+    assert collected["charts"] and collected["charts_note"] == ""
+    not_collected = report(lanes, jobs, pods, logs, report_charts=False)
+    assert (not_collected["charts"], not_collected["charts_note"]) == ([], NOT_COLLECTED)
+    stale = {"project": {"id": 1, "path": "g/canary"}, "ref": "main", "file": ".gitlab-ci.yml", "jobs": {}}
+    assert "gitlab" not in report(lanes, jobs, pods, logs, gitlab=stale, gitlab_mode=False)
+    assert report(lanes, jobs, pods, logs, gitlab=None, gitlab_mode=False) == report(lanes, jobs, pods, logs)
