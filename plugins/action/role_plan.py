@@ -7,9 +7,9 @@ A role's plan and its refusal in one step. Each role used to plan in a
 ``set_fact`` task (its plan filter) and refuse in an ``assert`` task after
 it; every task costs a worker process on every run, a rerun that changes
 nothing included. Here the plan is made and refused in one, in the
-controller's process (it reads only the inventory). The plan is the role's
-plan filter's: the same builder and deprecation warnings
-(plugin_utils/filter_errors.build).
+controller's process (it reads only the inventory), by the role's builder
+in module_utils/<role>/plan.py, whose input errors are reported as a
+filter's are (plugin_utils/filter_errors.build).
 
 The result is the plan itself, which the role's task registers as
 ``__<role>_plan``. Not ``ansible_facts``: Ansible keeps an action's facts in
@@ -22,10 +22,8 @@ from __future__ import annotations
 from ansible.utils.display import Display
 
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.plan import arc_runners_plan
-from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.preflight import arc_runners_deprecations
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.plan import canary_plan
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.plan import gitlab_runner_plan
-from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.preflight import gitlab_runner_deprecations
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator.plan import gpu_operator_plan
 from ansible_collections.gpuci.runners.plugins.plugin_utils.controller_action import ControllerAction
 from ansible_collections.gpuci.runners.plugins.plugin_utils.filter_errors import build
@@ -33,13 +31,12 @@ from ansible_collections.gpuci.runners.plugins.plugin_utils.filter_errors import
 
 display = Display()
 
-# Per role: its plan builder, the deprecations of its inventory keys (None: none), and how its
-# problems are joined into one message.
+# Per role: its plan builder, and how its problems are joined into one message.
 ROLE_PLANS = {
-    "gpu_operator": (gpu_operator_plan, None, " "),
-    "gitlab_runner": (gitlab_runner_plan, gitlab_runner_deprecations, "; "),
-    "arc_runners": (arc_runners_plan, arc_runners_deprecations, "; "),
-    "gpu_canary": (canary_plan, None, "; "),
+    "gpu_operator": (gpu_operator_plan, " "),
+    "gitlab_runner": (gitlab_runner_plan, "; "),
+    "arc_runners": (arc_runners_plan, "; "),
+    "gpu_canary": (canary_plan, "; "),
 }
 
 
@@ -51,8 +48,8 @@ def role_plan(role, settings, gpu_classes=None, refuse=True):
     Operator's: chart values upstream removed) are the result's, so Ansible
     shows them as warnings.
     """
-    builder, deprecations, separator = ROLE_PLANS[role]
-    plan = build(builder.__name__, builder, settings, gpu_classes, deprecations)
+    builder, separator = ROLE_PLANS[role]
+    plan = build(builder.__name__, builder, settings, gpu_classes)
     problems = plan.get("problems") or []
     if refuse and problems:
         # The run stops here: the message is the whole answer, without the plan.

@@ -5,10 +5,10 @@
 
 from __future__ import annotations
 
-from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.preflight import arc_runners_deprecations, arc_runners_preflight
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.preflight import arc_runners_preflight
 from ansible_collections.gpuci.runners.plugins.plugin_utils.filter_errors import as_filter
 
 
 class FilterModule(object):
     def filters(self):
-        return {"arc_runners_preflight": as_filter("arc_runners_preflight", arc_runners_preflight, arc_runners_deprecations)}
+        return {"arc_runners_preflight": as_filter("arc_runners_preflight", arc_runners_preflight)}

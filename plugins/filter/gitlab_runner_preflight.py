@@ -5,10 +5,10 @@
 
 from __future__ import annotations
 
-from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.preflight import gitlab_runner_deprecations, gitlab_runner_preflight
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.preflight import gitlab_runner_preflight
 from ansible_collections.gpuci.runners.plugins.plugin_utils.filter_errors import as_filter
 
 
 class FilterModule(object):
     def filters(self):
-        return {"gitlab_runner_preflight": as_filter("gitlab_runner_preflight", gitlab_runner_preflight, gitlab_runner_deprecations)}
+        return {"gitlab_runner_preflight": as_filter("gitlab_runner_preflight", gitlab_runner_preflight)}

@@ -1,51 +1,35 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Turn a plain builder into an Ansible filter that reports errors and deprecations the Ansible way."""
+"""Turn a plain builder into an Ansible filter that reports errors the Ansible way."""
 
 from __future__ import annotations
 
 import functools
 
 from ansible.errors import AnsibleFilterError
-from ansible.utils.display import Display
 
-from ansible_collections.gpuci.runners.plugins.module_utils.gpu.classes import deprecated_class_keys
 from ansible_collections.gpuci.runners.plugins.module_utils.common.rendering import MissingLibraryError
 from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import ValidationError, plain
 
 
-def warn_deprecated(messages):
-    """Show each deprecation message; Ansible shows a message once per run, however many filters find it.
-
-    The messages are of the inventory keys renamed gpu_access (lane, lanes), removed in 1.0.0.
-    """
-    for message in messages:
-        Display().deprecated(message, version="1.0.0", collection_name="gpuci.runners")
-
-
-def as_filter(filter_name, builder, deprecations=None):
+def as_filter(filter_name, builder):
     """Wrap ``builder(value, gpu_classes=None, **options)``; errors name the filter, field and value.
 
     Keyword options (such as ``runtime_class``) go to the builder as plain data too.
-    Old keys of ``gpu_classes``, and those ``deprecations(value)`` finds (a
-    list of messages), are reported as deprecated before the builder runs.
     """
 
     @functools.wraps(builder)
     def run(value, gpu_classes=None, **options):
-        return build(filter_name, builder, value, gpu_classes, deprecations, **options)
+        return build(filter_name, builder, value, gpu_classes, **options)
 
     return run
 
 
-def build(filter_name, builder, value, gpu_classes=None, deprecations=None, **options):
-    """``builder``'s result for plain copies of its inputs, after their deprecations are shown; see ``as_filter``."""
-    # Converted once: the deprecation scan and the builder read the same plain data.
-    value, gpu_classes = plain(value), plain(gpu_classes)
-    warn_deprecated(deprecated_class_keys(gpu_classes) + (deprecations(value) if deprecations else []))
+def build(filter_name, builder, value, gpu_classes=None, **options):
+    """``builder``'s result for plain copies of its inputs; see ``as_filter``."""
     try:
-        return builder(value, gpu_classes, **dict((k, plain(v)) for k, v in options.items()))
+        return builder(plain(value), plain(gpu_classes), **dict((k, plain(v)) for k, v in options.items()))
     except (ValidationError, MissingLibraryError) as error:
         raise AnsibleFilterError("gpuci.runners.%s: %s" % (filter_name, error))
 

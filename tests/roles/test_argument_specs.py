@@ -71,18 +71,18 @@ def test_role_readmes_are_generated_from_specs():
     ("gitlab_runner", "gitlab_runner_pools", {"name": "vulkan", "gpu_class": "dri", "token": "glrt-x"}),
     ("arc_runners", "arc_runners_scale_sets", {"name": "vulkan", "gpu_class": "dri", "github_config_url": "https://github.com/x"}),
 ])
-@pytest.mark.parametrize("key", ["gpu_access", "lane"])
-def test_runner_specs_take_gpu_access_and_its_deprecated_name(role, variable, entry, key):
-    """Role argument validation passes inventories with either key (lane and lanes: deprecated until 1.0.0)."""
+def test_runner_specs_take_gpu_access_and_not_its_old_name(role, variable, entry):
+    """Role argument validation passes inventories with gpu_access; its old name lane is no key of an entry."""
     from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
-    classes_key = "gpu_access" if key == "gpu_access" else "lanes"
     result = ArgumentSpecValidator(_main_spec(REPO / "roles" / role)).validate(
-        {variable: [dict(entry, **{key: "dri"})], "gpu_classes": {"igpu": {classes_key: ["dri"]}}})
+        {variable: [dict(entry, gpu_access="dri")], "gpu_classes": {"igpu": {"gpu_access": ["dri"]}}})
     assert not result.error_messages
     # The keys of one entry are documented in their own entry point, which argument validation never runs
     # (the preflight checks them, naming the entry); as a spec it refuses what the preflight refuses.
     documented = yaml.safe_load((REPO / "roles" / role / "meta" / "argument_specs.yml").read_text())["argument_specs"]
     entry_point = {"gitlab_runner": "pool", "arc_runners": "scale_set"}[role]
-    refused = ArgumentSpecValidator(documented[entry_point]["options"]).validate(dict(entry, **{key: "vulkan"}))
-    assert any(key in message and "vulkan" in message for message in refused.error_messages)
+    refused = ArgumentSpecValidator(documented[entry_point]["options"]).validate(dict(entry, gpu_access="vulkan"))
+    assert any("gpu_access" in message and "vulkan" in message for message in refused.error_messages)
+    old_name = ArgumentSpecValidator(documented[entry_point]["options"]).validate(dict(entry, lane="dri"))
+    assert any("lane" in message for message in old_name.error_messages)

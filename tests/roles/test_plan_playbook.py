@@ -44,26 +44,28 @@ def test_plan_shows_the_local_inventory_without_a_cluster(tmp_path):
     assert not leaked, f"credentials in the plan or its output: {leaked}"
 
 
-def test_plan_reads_the_deprecated_keys_and_warns_once_per_key(tmp_path):
-    """lane (pools, scale sets) and lanes (classes) still work until 1.0.0: the same plan, one warning each."""
+def _old_name_inventories():
+    """The local inventory with gpu_access written under its old names: a pool's lane, a scale set's lane, a class's lanes."""
     group_vars = REPO / "inventories" / "local" / "group_vars" / "all"
     pools = yaml.safe_load((group_vars / "gitlab_runner.yml").read_text())["gitlab_runner_pools"]
     scale_sets = yaml.safe_load((group_vars / "arc_runners.yml").read_text())["arc_runners_scale_sets"]
-    pools[0]["lane"] = "cuda"
+    pools[0]["lane"] = pools[0].pop("gpu_access", "cuda")
     dri = next(entry for entry in scale_sets if entry.get("gpu_access"))
     dri["lane"] = dri.pop("gpu_access")
-    old_keys = tmp_path / "old-keys.yml"
-    old_keys.write_text(yaml.safe_dump({"gitlab_runner_pools": pools, "arc_runners_scale_sets": scale_sets,
-                                        "gpu_classes": {"l40s": {"lanes": ["cuda"]}}}))
-    (tmp_path / "new").mkdir()
-    (tmp_path / "old").mkdir()
-    assert run_plan(tmp_path / "new")[0] == 0
-    returncode, output = run_plan(tmp_path / "old", "-e", f"@{old_keys}")
-    assert returncode == 0, output[-4000:]
-    assert (tmp_path / "old" / "testbed.yml").read_text() == (tmp_path / "new" / "testbed.yml").read_text()
-    flat = " ".join(output.split())
-    for old, new in [("gitlab_runner_pools[name=l40s].lane", "gitlab_runner_pools[name=l40s].gpu_access"),
-                     (f"arc_runners_scale_sets[name={dri['name']}].lane", f"arc_runners_scale_sets[name={dri['name']}].gpu_access"),
-                     ("gpu_classes.l40s.lanes", "gpu_classes.l40s.gpu_access")]:
-        message = f"{old} is deprecated, use {new}. This feature will be removed from collection 'gpuci.runners' version 1.0.0."
-        assert flat.count(message) == 1, output[-4000:]
+    return [
+        ({"gitlab_runner_pools": pools}, f"gitlab_runner_pools[name={pools[0]['name']}].lane",
+         f"gitlab_runner_pools[name={pools[0]['name']}].gpu_access"),
+        ({"arc_runners_scale_sets": scale_sets}, f"arc_runners_scale_sets[name={dri['name']}].lane",
+         f"arc_runners_scale_sets[name={dri['name']}].gpu_access"),
+        ({"gpu_classes": {"l40s": {"lanes": ["cuda"]}}}, "gpu_classes.l40s.lanes", "gpu_classes.l40s.gpu_access"),
+    ]
+
+
+def test_plan_refuses_gpu_access_under_its_old_names(tmp_path):
+    """lane and lanes are no longer read: the run stops, naming where the inventory wrote it and what to write."""
+    for index, (variables, old, new) in enumerate(_old_name_inventories()):
+        old_keys = tmp_path / f"old-keys-{index}.yml"
+        old_keys.write_text(yaml.safe_dump(variables))
+        returncode, output = run_plan(tmp_path / str(index), "-e", f"@{old_keys}")
+        assert returncode != 0, output[-4000:]
+        assert f"{old}: was renamed gpu_access; set {new} instead" in " ".join(output.split()), output[-4000:]

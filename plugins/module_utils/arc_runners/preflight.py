@@ -14,10 +14,8 @@ never shown: a problem names keys and scale sets, not values.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.runner_template import scale_set_templates
-from ansible_collections.gpuci.runners.plugins.module_utils.gpu.request import deprecated_pool_keys
 from ansible_collections.gpuci.runners.plugins.module_utils.common.pool_keys import ENTRY_STATES
 from ansible_collections.gpuci.runners.plugins.module_utils.common.release_names import DNS_LABEL_MAX, is_dns_label
 from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import (
@@ -80,11 +78,6 @@ def scale_set_problems(settings, template_problems):
         problems += _work_volume_claim(scale_set, path)
         problems += [template_problems[index]] if index in template_problems else []
     return problems
-
-
-def arc_runners_deprecations(settings):
-    """The deprecation messages of old keys in the role's scale sets (``arc_runners_scale_sets[name=x].lane``); [] when none."""
-    return deprecated_pool_keys(settings.get(SCALE_SETS) if isinstance(settings, Mapping) else None, SCALE_SETS)
 
 
 def _unique_names(scale_sets):

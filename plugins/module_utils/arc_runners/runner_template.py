@@ -22,6 +22,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.common.pool_keys imp
     ARC_SCALE_SET_KEYS,
     ARC_SECRET_KEYS,
     ENTRY_STATES,
+    RENAMED_POOL_KEYS,
 )
 from ansible_collections.gpuci.runners.plugins.module_utils.common.release_names import ARC_SCALE_SET_NAME_MAX, is_dns_label
 from ansible_collections.gpuci.runners.plugins.module_utils.common.rendering import to_yaml
@@ -73,7 +74,7 @@ def arc_runner_template(scale_set, gpu_classes=None, path="scale_set", runtime_c
     names none (None: the GPU Operator's default, ``""``: none).
     """
     require_mapping(scale_set, path)
-    reject_unknown_keys(scale_set, ARC_SCALE_SET_KEYS, path)
+    reject_unknown_keys(scale_set, ARC_SCALE_SET_KEYS, path, RENAMED_POOL_KEYS)
     name = _check_name(scale_set, path)
     _check_caller_keys(scale_set, path)
     mode = optional_choice(scale_set, "container_mode", path, ARC_CONTAINER_MODES, "none")

@@ -14,11 +14,13 @@ ENTRY_STATES = ("present", "absent")
 # A scale set's ``container_mode``: where its jobs run (arc_runners/runner_template.py).
 ARC_CONTAINER_MODES = ("none", "dind", "kubernetes")
 
-# What gpu_pod_patch reads (``lane``: the deprecated name of ``gpu_access``).
+# What gpu_pod_patch reads.
 GPU_REQUEST_KEYS = frozenset(
-    ("gpu_class", "gpus", "mig_profile", "gpu_access", "lane", "node_selector", "tolerations", "runtime_class",
-     "privileged")
+    ("gpu_class", "gpus", "mig_profile", "gpu_access", "node_selector", "tolerations", "runtime_class", "privileged")
 )
+# Keys of a pool or scale set that were renamed, with their names now: refused
+# with an error that names the new key (``lane`` is the canary's word only).
+RENAMED_POOL_KEYS = {"lane": "gpu_access"}
 POD_PATCH_KEYS = GPU_REQUEST_KEYS | frozenset(("container",))
 
 # The gitlab_runner role's variables a pool inherits when it does not set the key itself.

@@ -70,12 +70,17 @@ def require_mapping(value, path):
     return value
 
 
-def reject_unknown_keys(mapping, known, path):
+def reject_unknown_keys(mapping, known, path, renamed=None):
     """Refuse keys outside ``known`` so that typos fail instead of being ignored.
 
+    ``renamed`` maps keys that are no longer read to their new names, so an
+    inventory written for an older version is told what to write instead.
     The value is not shown: a misspelt ``token`` must not end up in a log.
     """
     for key in sorted(mapping, key=str):
+        if key in (renamed or {}):
+            raise ValidationError(child(path, key), "was renamed %s; set %s instead (same values)"
+                                  % (renamed[key], child(path, renamed[key])))
         if key not in known:
             raise ValidationError(child(path, key), "unknown key; known keys: %s" % ", ".join(sorted(known)))
 
@@ -230,24 +235,6 @@ def rendered_present_entries(entries, key, render):
         except ValidationError as error:
             problems[index] = str(error)
     return rendered, problems
-
-
-def renamed_key(mapping, old, new, path):
-    """The key ``mapping`` uses for ``new``: ``old`` (its deprecated name) when written, else ``new``.
-
-    Both written at once is an error naming both paths, so neither wins silently.
-    """
-    if old not in mapping:
-        return new
-    if new in mapping:
-        raise ValidationError(child(path, old), "is the deprecated name of %s, which is set too; remove %s"
-                              % (child(path, new), old))
-    return old
-
-
-def renamed_key_deprecation(path, old, new):
-    """The deprecation message of the key ``old`` at ``path``, renamed ``new``."""
-    return "%s is deprecated, use %s" % (child(path, old), child(path, new))
 
 
 def problems_of(check, *args):

@@ -23,7 +23,12 @@ from __future__ import annotations
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.classes import merged_classes
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.request import cuda_runtime_class, resolve_gpu_request
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.pod_patch import container_patch, pod_volumes
-from ansible_collections.gpuci.runners.plugins.module_utils.common.pool_keys import ENTRY_STATES, GITLAB_POOL_KEYS, GITLAB_SECRET_KEYS
+from ansible_collections.gpuci.runners.plugins.module_utils.common.pool_keys import (
+    ENTRY_STATES,
+    GITLAB_POOL_KEYS,
+    GITLAB_SECRET_KEYS,
+    RENAMED_POOL_KEYS,
+)
 from ansible_collections.gpuci.runners.plugins.module_utils.common.rendering import to_json, to_toml
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.scheduling import cpu_only_affinity
 from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import (
@@ -82,7 +87,7 @@ def pool_configs(pools, gpu_classes=None, runtime_class=None, key="gitlab_runner
 def gitlab_runner_document(pool, gpu_classes=None, path="pool", runtime_class=None):
     """The same configuration as data: ``{"runners": [runner_table]}``."""
     require_mapping(pool, path)
-    reject_unknown_keys(pool, GITLAB_POOL_KEYS, path)
+    reject_unknown_keys(pool, GITLAB_POOL_KEYS, path, RENAMED_POOL_KEYS)
     _check_caller_keys(pool, path)
     request = resolve_gpu_request(
         pool, merged_classes(gpu_classes), path, cuda_runtime_class(runtime_class, "runtime_class")

@@ -17,7 +17,6 @@ import re
 from collections.abc import Mapping
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.config import pool_configs
-from ansible_collections.gpuci.runners.plugins.module_utils.gpu.request import deprecated_pool_keys
 from ansible_collections.gpuci.runners.plugins.module_utils.common.pool_keys import (
     ENTRY_STATES,
     GITLAB_HPA_KEYS,
@@ -104,11 +103,6 @@ def pool_problems(settings, config_problems):
             problems += _resources(pool, path)
             problems += [config_problems[index]] if index in config_problems else []
     return problems
-
-
-def gitlab_runner_deprecations(settings):
-    """The deprecation messages of old keys in the role's pools (``gitlab_runner_pools[name=x].lane``); [] when none."""
-    return deprecated_pool_keys(settings.get(POOLS) if isinstance(settings, Mapping) else None, POOLS)
 
 
 def _role_settings(settings):

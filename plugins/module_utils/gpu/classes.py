@@ -10,13 +10,11 @@ product label, the device plugin resource, the ``nvidia.com/gpu`` toleration).
 
 A class's ``gpu_access`` lists how pods can reach its GPUs: ``cuda`` (a
 device plugin request) and/or ``dri`` (the host's ``/dev/dri`` render node).
-Its old name ``lanes`` is still read (deprecated_class_keys says where).
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.scheduling import DRI_NODE_LABEL, check_tolerations
 from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import (
@@ -28,19 +26,15 @@ from ansible_collections.gpuci.runners.plugins.module_utils.common.validation im
     item,
     plain,
     reject_unknown_keys,
-    renamed_key,
-    renamed_key_deprecation,
     require_mapping,
     type_name,
 )
 
 GPU_ACCESS_MODES = ("cuda", "dri")
-# The deprecated name of a class's gpu_access (removed in 1.0.0).
-DEPRECATED_GPU_ACCESS_KEY = "lanes"
-CLASS_KEYS = frozenset(
-    ("product", "memory_mib", "resource", "mig_profiles", "gpu_access", "node_selector", "tolerations",
-     DEPRECATED_GPU_ACCESS_KEY)
-)
+CLASS_KEYS = frozenset(("product", "memory_mib", "resource", "mig_profiles", "gpu_access", "node_selector", "tolerations"))
+# Class keys that were renamed, with their names now: refused with an error
+# that names the new key (``lanes`` are the canary's).
+RENAMED_CLASS_KEYS = {"lanes": "gpu_access"}
 
 # Labels set by GPU Feature Discovery (part of the NVIDIA device plugin).
 PRODUCT_LABEL = "nvidia.com/gpu.product"
@@ -98,36 +92,20 @@ def merged_classes(user_classes=None, path="gpu_classes"):
     """
     overrides = {} if user_classes is None else require_mapping(user_classes, path)
     raw = copy.deepcopy(_BUILTIN_CLASSES)
-    access_keys = {}  # the key each user entry wrote gpu_access under, for the errors
     for name in sorted(overrides, key=str):
         if not isinstance(name, str) or not name:
             raise ValidationError(path, "class names must be non-empty strings", name)
         entry_path = child(path, name)
         entry = require_mapping(overrides[name], entry_path)
-        reject_unknown_keys(entry, CLASS_KEYS, entry_path)
-        access_keys[name] = renamed_key(entry, DEPRECATED_GPU_ACCESS_KEY, "gpu_access", entry_path)
+        reject_unknown_keys(entry, CLASS_KEYS, entry_path, RENAMED_CLASS_KEYS)
         merged = raw.get(name, {})
         for key, value in entry.items():
-            key = "gpu_access" if key == DEPRECATED_GPU_ACCESS_KEY else key
             if value is None:
                 merged.pop(key, None)
             else:
                 merged[key] = plain(value)
         raw[name] = merged
-    return dict((name, _complete_class(raw[name], child(path, name), access_keys.get(name, "gpu_access")))
-                for name in sorted(raw))
-
-
-def deprecated_class_keys(user_classes, path="gpu_classes"):
-    """The deprecation messages of the old keys in the inventory's ``gpu_classes`` (``lanes``); [] when none.
-
-    Reads only what it can: merged_classes reports malformed input.
-    """
-    if not isinstance(user_classes, Mapping):
-        return []
-    return [renamed_key_deprecation(child(path, name), DEPRECATED_GPU_ACCESS_KEY, "gpu_access")
-            for name in sorted(user_classes, key=str)
-            if isinstance(user_classes[name], Mapping) and DEPRECATED_GPU_ACCESS_KEY in user_classes[name]]
+    return dict((name, _complete_class(raw[name], child(path, name))) for name in sorted(raw))
 
 
 def get_class(classes, name, path):
@@ -139,8 +117,8 @@ def get_class(classes, name, path):
     return classes[name]
 
 
-def _complete_class(raw, path, access_key="gpu_access"):
-    gpu_access = _check_gpu_access(raw.get("gpu_access"), child(path, access_key))
+def _complete_class(raw, path):
+    gpu_access = _check_gpu_access(raw.get("gpu_access"), child(path, "gpu_access"))
     product = raw.get("product")
     if product is not None and (not isinstance(product, str) or not product):
         raise ValidationError(child(path, "product"), "must be a non-empty string", product)

@@ -16,6 +16,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.gpu.request import c
 from ansible_collections.gpuci.runners.plugins.module_utils.common.pool_keys import (
     POD_PATCH_KEYS,
     POOL_KEYS_OWNED_BY_CALLERS,
+    RENAMED_POOL_KEYS,
 )
 from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import (
     ValidationError,
@@ -36,7 +37,7 @@ def gpu_pod_patch(pool, gpu_classes=None, path="pool", runtime_class=None):
     none (None: the GPU Operator's default, ``""``: none).
     """
     require_mapping(pool, path)
-    reject_unknown_keys(pool, POD_PATCH_KEYS | POOL_KEYS_OWNED_BY_CALLERS, path)
+    reject_unknown_keys(pool, POD_PATCH_KEYS | POOL_KEYS_OWNED_BY_CALLERS, path, RENAMED_POOL_KEYS)
     if pool.get("gpu_class") is None:
         raise ValidationError(path + ".gpu_class", "is required")
     container = optional_str(pool, "container", path, default=DEFAULT_CONTAINER)

@@ -11,29 +11,23 @@ profiles are written once.
 from __future__ import annotations
 
 from collections import namedtuple
-from collections.abc import Mapping
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.classes import GPU_ACCESS_MODES, get_class, mig_resource
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.scheduling import check_tolerations, merge_tolerations
 from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import (
     ValidationError,
     child,
-    named_item,
     optional_bool,
     optional_choice,
     optional_int,
     optional_str,
     optional_str_map,
-    renamed_key,
-    renamed_key_deprecation,
     type_name,
 )
 
 # The RuntimeClass the GPU Operator creates unless told otherwise
 # (gpu_operator_runtime_class); gpu_access cuda uses it when nobody names one.
 DEFAULT_RUNTIME_CLASS = "nvidia"
-# The deprecated name of a pool's or scale set's gpu_access (removed in 1.0.0).
-DEPRECATED_GPU_ACCESS_KEY = "lane"
 
 GpuRequest = namedtuple(
     "GpuRequest",
@@ -70,24 +64,22 @@ def resolve_gpu_request(pool, classes, path, runtime_class=DEFAULT_RUNTIME_CLASS
     vetted. A pool without ``gpu_class`` is a CPU pool: it may still carry a
     node selector, tolerations, a runtime class and ``privileged``.
     ``runtime_class`` (checked with cuda_runtime_class) applies to gpu_access
-    cuda when the pool names no ``runtime_class`` of its own. ``lane``, the
-    deprecated name of ``gpu_access``, is read in its place (both: an error).
+    cuda when the pool names no ``runtime_class`` of its own.
     """
-    access_key = renamed_key(pool, DEPRECATED_GPU_ACCESS_KEY, "gpu_access", path)
     pool_selector = optional_str_map(pool, "node_selector", path)
     pool_tolerations = check_tolerations(pool.get("tolerations"), child(path, "tolerations"))
     privileged = optional_bool(pool, "privileged", path)
     pool_runtime_class = optional_str(pool, "runtime_class", path, allow_empty=True)
 
     if pool.get("gpu_class") is None:
-        for key in ("gpus", "mig_profile", access_key):
+        for key in ("gpus", "mig_profile", "gpu_access"):
             if pool.get(key) is not None:
                 raise ValidationError(child(path, key), "needs gpu_class (a pool without gpu_class is a CPU pool)", pool[key])
         return GpuRequest(None, None, None, 0, pool_selector, pool_tolerations, pool_runtime_class or None, privileged)
 
     class_name = pool["gpu_class"]
     gpu_class = get_class(classes, class_name, child(path, "gpu_class"))
-    gpu_access = _resolve_gpu_access(pool, gpu_class, access_key, path)
+    gpu_access = _resolve_gpu_access(pool, gpu_class, path)
     resource, count = _resolve_resource(pool, gpu_class, gpu_access, path)
     if pool_runtime_class is not None:
         pod_runtime_class = pool_runtime_class
@@ -109,26 +101,13 @@ def resolve_gpu_request(pool, classes, path, runtime_class=DEFAULT_RUNTIME_CLASS
     )
 
 
-def deprecated_pool_keys(entries, path):
-    """The deprecation messages of the old keys (``lane``) in the list ``entries`` at ``path``; [] when none.
-
-    Entries are named as the user finds them (``gitlab_runner_pools[name=l40s].lane``).
-    Reads only what it can: the builders report malformed input.
-    """
-    if not isinstance(entries, (list, tuple)):
-        return []
-    return [renamed_key_deprecation(named_item(path, entry, index), DEPRECATED_GPU_ACCESS_KEY, "gpu_access")
-            for index, entry in enumerate(entries)
-            if isinstance(entry, Mapping) and DEPRECATED_GPU_ACCESS_KEY in entry]
-
-
-def _resolve_gpu_access(pool, gpu_class, key, path):
+def _resolve_gpu_access(pool, gpu_class, path):
     # A class that offers cuda defaults to it; a dri-only class to dri.
     default = "cuda" if "cuda" in gpu_class["gpu_access"] else gpu_class["gpu_access"][0]
-    gpu_access = optional_choice(pool, key, path, GPU_ACCESS_MODES, default)
+    gpu_access = optional_choice(pool, "gpu_access", path, GPU_ACCESS_MODES, default)
     if gpu_access not in gpu_class["gpu_access"]:
         raise ValidationError(
-            child(path, key),
+            child(path, "gpu_access"),
             "GPU class %s serves only the gpu_access %s" % (pool["gpu_class"], ", ".join(gpu_class["gpu_access"])),
             gpu_access,
         )

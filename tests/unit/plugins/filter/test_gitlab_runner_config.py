@@ -221,7 +221,7 @@ BAD_POOLS = [
     ({"name": "x", "container": "build"}, ["pool.container:", "unknown key"]),
     ({"name": "x", "gpus": 1}, ["pool.gpus:", "needs gpu_class", "(got 1)"]),
     ({"name": "x", "gpu_access": "dri"}, ["pool.gpu_access:", "needs gpu_class", "'dri'"]),
-    ({"name": "x", "lane": "dri"}, ["pool.lane:", "needs gpu_class", "'dri'"]),
+    ({"name": "x", "lane": "dri"}, ["pool.lane:", "was renamed gpu_access; set pool.gpu_access instead"]),
     ({"name": "x", "gpu_class": "l40s", "gpus": 0}, ["pool.gpus:", "(got 0)"]),
     ({"name": "x", "gpu_class": "l40s", "gpus": False}, ["pool.gpus:", "False"]),
     ({"name": "x", "gpu_class": "t4"}, ["pool.gpu_class:", "'t4'"]),

@@ -177,20 +177,8 @@ def test_bad_runtime_class_argument_names_it():
         gpu_pod_patch({"gpu_class": "l40s"}, runtime_class=5)
 
 
-# `lane`, the deprecated name of gpu_access (removed in 1.0.0), still works.
-@pytest.mark.parametrize("pool", [{"gpu_class": "dri"}, {"gpu_class": "l40s", "gpus": 2}, {"gpu_class": "l40s"}])
-def test_deprecated_lane_is_read_as_gpu_access(pool):
-    mode = "dri" if pool["gpu_class"] == "dri" else "cuda"
-    assert gpu_pod_patch(dict(pool, lane=mode)) == gpu_pod_patch(dict(pool, gpu_access=mode))
-
-
-def test_deprecated_lane_errors_name_the_key_written():
-    with pytest.raises(ValidationError, match=r"^pool\.lane: GPU class l40s serves only the gpu_access cuda"):
-        gpu_pod_patch({"gpu_class": "l40s", "lane": "dri"})
-
-
-def test_lane_and_gpu_access_together_are_refused():
-    with pytest.raises(ValidationError) as error:
-        gpu_pod_patch({"gpu_class": "l40s", "lane": "cuda", "gpu_access": "cuda"})
-    assert str(error.value) == ("pool.lane: is the deprecated name of pool.gpu_access, which is set too; "
-                                "remove lane")
+# `lane`, gpu_access's old name, is no longer read: refused with the key to write instead.
+@pytest.mark.parametrize("pool", [{"gpu_class": "dri", "lane": "dri"}, {"gpu_class": "l40s", "lane": "cuda", "gpu_access": "cuda"}])
+def test_lane_is_refused_naming_gpu_access(pool):
+    with pytest.raises(ValidationError, match=r"^pool\.lane: was renamed gpu_access; set pool\.gpu_access instead"):
+        gpu_pod_patch(pool)

@@ -5,7 +5,6 @@
 import pytest
 
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.preflight import (
-    arc_runners_deprecations,
     arc_runners_preflight,
 )
 from ansible_collections.gpuci.runners.plugins.module_utils.common.release_names import (
@@ -169,20 +168,14 @@ def test_credentials_never_appear_in_any_problem():
     assert TOKEN not in text and PRIVATE_KEY not in text and "UNIT-SECRET" not in text
 
 
-# `lane`, the deprecated name of gpu_access (removed in 1.0.0).
-def test_deprecated_lane_passes_and_is_named_by_its_inventory_path():
-    value = settings(scale_set(lane="cuda"), scale_set(name="vulkan", gpu_class="dri", lane="dri"))
-    assert problems_of(value) == []
-    assert arc_runners_deprecations(value) == [
-        "arc_runners_scale_sets[name=gpu-a10].lane is deprecated, use arc_runners_scale_sets[name=gpu-a10].gpu_access",
-        "arc_runners_scale_sets[name=vulkan].lane is deprecated, use arc_runners_scale_sets[name=vulkan].gpu_access",
-    ]
-    assert arc_runners_deprecations(settings(scale_set(gpu_access="cuda"))) == []
-
-
-def test_lane_and_gpu_access_together_name_both_paths():
-    refused(settings(scale_set(lane="cuda", gpu_access="cuda")), "arc_runners_scale_sets[name=gpu-a10].lane",
-            "is the deprecated name of arc_runners_scale_sets[name=gpu-a10].gpu_access, which is set too")
+# `lane`, gpu_access's old name, is no longer read: a scale set that writes it is refused by its inventory
+# path, with the key to write instead (`lane` is the canary's word only).
+@pytest.mark.parametrize("extra", [{}, {"gpu_access": "cuda"}])
+def test_lane_is_refused_naming_the_scale_set_and_gpu_access(extra):
+    problems = refused(settings(scale_set(lane="cuda", **extra), scale_set(name="vulkan", gpu_class="dri")),
+                       "arc_runners_scale_sets[name=gpu-a10].lane",
+                       "was renamed gpu_access; set arc_runners_scale_sets[name=gpu-a10].gpu_access instead")
+    assert len(problems) == 1, problems
 
 
 def test_a_state_outside_present_and_absent_is_named_with_the_scale_set():

@@ -14,9 +14,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.common.validation im
     plain,
     problems_of,
     reject_unknown_keys,
-    renamed_key,
     rendered_present_entries,
-    renamed_key_deprecation,
     setting_int,
 )
 
@@ -74,13 +72,14 @@ def test_merge_tolerations_keeps_order_and_drops_duplicates():
     assert merge_tolerations([a, b], [b, a, {"key": "c", "operator": "Exists"}]) == [a, b, {"key": "c", "operator": "Exists"}]
 
 
-def test_renamed_key_reads_the_old_name_and_refuses_both():
-    assert renamed_key({"gpu_access": "dri"}, "lane", "gpu_access", "pool") == "gpu_access"
-    assert renamed_key({}, "lane", "gpu_access", "pool") == "gpu_access"
-    assert renamed_key({"lane": "dri"}, "lane", "gpu_access", "pool") == "lane"
-    with pytest.raises(ValidationError, match=r"^p\[name=x\]\.lane: is the deprecated name of p\[name=x\]\.gpu_access"):
-        renamed_key({"lane": "dri", "gpu_access": "dri"}, "lane", "gpu_access", "p[name=x]")
-    assert renamed_key_deprecation("p[name=x]", "lane", "gpu_access") == "p[name=x].lane is deprecated, use p[name=x].gpu_access"
+def test_a_renamed_key_is_refused_with_its_new_name():
+    with pytest.raises(ValidationError) as error:
+        reject_unknown_keys({"lane": "dri"}, {"gpu_access"}, "p[name=x]", {"lane": "gpu_access"})
+    assert str(error.value) == "p[name=x].lane: was renamed gpu_access; set p[name=x].gpu_access instead (same values)"
+    # Without the renaming it is one more unknown key.
+    with pytest.raises(ValidationError, match=r"^p\.lane: unknown key; known keys: gpu_access$"):
+        reject_unknown_keys({"lane": "dri"}, {"gpu_access"}, "p")
+    reject_unknown_keys({"gpu_access": "dri"}, {"gpu_access"}, "p", {"lane": "gpu_access"})
 
 
 def test_object_list_names_a_non_mapping_entry_without_showing_it():

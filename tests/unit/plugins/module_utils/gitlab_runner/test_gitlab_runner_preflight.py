@@ -8,7 +8,6 @@ import pathlib
 import pytest
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.preflight import (
-    gitlab_runner_deprecations,
     gitlab_runner_preflight,
 )
 from ansible_collections.gpuci.runners.plugins.module_utils.common.release_names import (
@@ -232,27 +231,19 @@ def test_tokens_never_appear_in_any_problem():
         assert secret not in text
 
 
-# `lane`, the deprecated name of gpu_access (removed in 1.0.0).
-def test_deprecated_lane_passes_and_is_named_by_its_inventory_path():
-    value = settings(pool(lane="cuda"), pool(name="cpu", gpu_class=None), pool(name="vulkan", gpu_class="dri", lane="dri"))
-    assert problems_of(value) == []
-    assert gitlab_runner_deprecations(value) == [
-        "gitlab_runner_pools[name=l40s].lane is deprecated, use gitlab_runner_pools[name=l40s].gpu_access",
-        "gitlab_runner_pools[name=vulkan].lane is deprecated, use gitlab_runner_pools[name=vulkan].gpu_access",
-    ]
-    nameless = settings({"gpu_class": "dri", "lane": "dri"})
-    assert gitlab_runner_deprecations(nameless) == ["gitlab_runner_pools[0].lane is deprecated, use gitlab_runner_pools[0].gpu_access"]
-    assert gitlab_runner_deprecations(settings(pool(gpu_access="cuda"))) == []
-    assert gitlab_runner_deprecations({"gitlab_runner_pools": "l40s"}) == []
+# `lane`, gpu_access's old name, is no longer read: a pool that writes it is refused by its inventory path,
+# with the key to write instead (`lane` is the canary's word only).
+@pytest.mark.parametrize("extra", [{}, {"gpu_access": "cuda"}])
+def test_lane_is_refused_naming_the_pool_and_gpu_access(extra):
+    problems = refused(settings(pool(lane="cuda", **extra), pool(name="cpu", gpu_class=None)),
+                       "gitlab_runner_pools[name=l40s].lane",
+                       "was renamed gpu_access; set gitlab_runner_pools[name=l40s].gpu_access instead")
+    assert len(problems) == 1, problems  # the other pool is fine
 
 
-def test_lane_and_gpu_access_together_name_both_paths():
-    refused(settings(pool(lane="cuda", gpu_access="cuda")), "gitlab_runner_pools[name=l40s].lane",
-            "is the deprecated name of gitlab_runner_pools[name=l40s].gpu_access, which is set too")
-
-
-def test_deprecated_lane_errors_name_the_key_written():
-    refused(settings(pool(lane="dri")), "gitlab_runner_pools[name=l40s].lane", "serves only the gpu_access cuda")
+def test_lane_on_a_nameless_pool_is_named_by_its_index():
+    refused(settings({"gpu_class": "dri", "lane": "dri", "token": TOKEN}), "gitlab_runner_pools[0].lane",
+            "set gitlab_runner_pools[0].gpu_access instead")
 
 
 @pytest.mark.parametrize("key", ["runnerToken", "runnerRegistrationToken"])

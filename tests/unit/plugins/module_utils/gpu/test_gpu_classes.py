@@ -8,7 +8,6 @@ from ansible_collections.gpuci.runners.plugins.module_utils.gpu.classes import (
     builtin_class_names,
     builtin_classes_of_product,
     get_class,
-    deprecated_class_keys,
     merged_classes,
     mig_resource,
 )
@@ -167,29 +166,10 @@ def test_get_class_unknown(name, expected):
     assert expected in str(error.value)
 
 
-# `lanes`, the deprecated name of gpu_access (removed in 1.0.0), still works.
-def test_deprecated_lanes_is_read_as_gpu_access():
-    user = {"l40s": {"lanes": ["cuda", "dri"]}, "igpu": {"lanes": ["dri"], "node_selector": {"example.com/igpu": "true"}}}
-    assert merged_classes(user) == merged_classes(
-        {"l40s": {"gpu_access": ["cuda", "dri"]}, "igpu": {"gpu_access": ["dri"], "node_selector": {"example.com/igpu": "true"}}})
-    assert deprecated_class_keys(user) == [
-        "gpu_classes.igpu.lanes is deprecated, use gpu_classes.igpu.gpu_access",
-        "gpu_classes.l40s.lanes is deprecated, use gpu_classes.l40s.gpu_access",
-    ]
-
-
-def test_deprecated_lanes_errors_name_the_key_written():
-    with pytest.raises(ValidationError, match=r"^gpu_classes\.l40s\.lanes\[0\]: unknown gpu_access mode"):
-        merged_classes({"l40s": {"lanes": ["opengl"]}})
-
-
-def test_lanes_and_gpu_access_together_are_refused():
+# `lanes`, a class's old name for gpu_access, is no longer read: refused with the key to write instead.
+@pytest.mark.parametrize("entry", [{"lanes": ["cuda"]}, {"lanes": ["dri"], "gpu_access": ["dri"]}])
+def test_lanes_is_refused_naming_gpu_access(entry):
     with pytest.raises(ValidationError) as error:
-        merged_classes({"l40s": {"lanes": ["cuda"], "gpu_access": ["cuda"]}})
-    assert str(error.value).startswith("gpu_classes.l40s.lanes: ")
-    assert "gpu_classes.l40s.gpu_access" in str(error.value)
-
-
-@pytest.mark.parametrize("user", [None, {}, "l40s", {"l40s": ["cuda"]}, {"l40s": {"gpu_access": ["cuda"]}}])
-def test_no_deprecations_without_lanes(user):
-    assert deprecated_class_keys(user) == []
+        merged_classes({"l40s": entry})
+    assert str(error.value) == ("gpu_classes.l40s.lanes: was renamed gpu_access; set gpu_classes.l40s.gpu_access "
+                                "instead (same values)")
