@@ -30,6 +30,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.common.pool_keys imp
     ENTRY_STATES,
     GITLAB_POOL_KEYS,
     GPU_REQUEST_KEYS,
+    RENAMED_POOL_KEYS,
 )
 from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import (
     ValidationError,
@@ -187,7 +188,7 @@ def _consumers(spec, paths):
         for index, consumer in enumerate(_check_list(spec.get(kind), list_path)):
             entry_path = named_item(list_path, consumer, index)
             require_mapping(consumer, entry_path)
-            reject_unknown_keys(consumer, keys, entry_path)
+            reject_unknown_keys(consumer, keys, entry_path, RENAMED_POOL_KEYS)
             if not _wanted(consumer, entry_path):
                 continue
             yield {"kind": kind, "path": entry_path, "gpu": _gpu_keys(consumer), "entry": entry_of(consumer, entry_path),

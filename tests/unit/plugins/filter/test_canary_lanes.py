@@ -202,11 +202,12 @@ def test_errors_name_the_inventory_path_the_paths_give(spec, message):
     assert str(error.value).startswith(message)
 
 
-def test_deprecated_lane_is_the_same_request_as_gpu_access():
-    pools = [{"name": "old", "gpu_class": "dri", "lane": "dri"}, {"name": "new", "gpu_class": "dri", "gpu_access": "dri"}]
-    (lane,) = canary_lanes({"gitlab_pools": pools})
-    assert (lane["name"], lane["gpu_access"], [p["name"] for p in lane["gitlab_pools"]]) == ("dri-dri", "dri", ["old", "new"])
-    assert "lane" not in lane  # the lane record says gpu_access, whichever name the pool used
+def test_a_pool_with_gpu_access_under_its_old_name_is_refused_as_the_roles_refuse_it():
+    pools = [{"name": "new", "gpu_class": "dri", "gpu_access": "dri"}, {"name": "old", "gpu_class": "dri", "lane": "dri"}]
+    with pytest.raises(ValidationError) as error:
+        canary_lanes({"gitlab_pools": pools})
+    assert str(error.value).startswith("gitlab_pools[name=old].lane: was renamed gpu_access; set "
+                                       "gitlab_pools[name=old].gpu_access instead")
 
 
 def test_each_lane_carries_its_commands_setup_first_then_its_check_then_cuda_samples():
