@@ -206,8 +206,8 @@ def test_a_pool_with_gpu_access_under_its_old_name_is_refused_as_the_roles_refus
     pools = [{"name": "new", "gpu_class": "dri", "gpu_access": "dri"}, {"name": "old", "gpu_class": "dri", "lane": "dri"}]
     with pytest.raises(ValidationError) as error:
         canary_lanes({"gitlab_pools": pools})
-    assert str(error.value).startswith("gitlab_pools[name=old].lane: was renamed gpu_access; set "
-                                       "gitlab_pools[name=old].gpu_access instead")
+    assert str(error.value).startswith("canary.gitlab_pools[name=old].lane: was renamed gpu_access; set "
+                                       "canary.gitlab_pools[name=old].gpu_access instead")
 
 
 def test_each_lane_carries_its_commands_setup_first_then_its_check_then_cuda_samples():
