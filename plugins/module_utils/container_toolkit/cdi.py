@@ -142,7 +142,6 @@ def device_names(text, fmt):
     return [d.get("name") for d in data.get("devices") or [] if isinstance(d, dict)]
 
 
-
 def failure_message(result, prefix="container_toolkit_cdi_"):
     """The failed module ``result``'s ``msg``, with the fix it ``suggested`` (module option names) as variables.
 
