@@ -28,9 +28,9 @@ alike; the machine's busy CPU seconds of (a)'s median round and of (d) give
 (d)'s floor on this machine.
 Each step prints a progress line as it starts and ends. Prints a table,
 writes the result to benchmarks/results/<date>-<host>-<cpus>cpu.json (and
-latest.json), and its figures into README.md and docs/reliability.md
+latest.json), and its figures into docs/reliability.md
 (benchmarks/figures.py, which also judges each target; --no-documents
-leaves them). GPUCI_TESTBED_STATE and the testbed's port variables select
+leaves it). GPUCI_TESTBED_STATE and the testbed's port variables select
 a private testbed instance, as for the tests (tools/testbed/lib/layout.py).
 """
 from __future__ import annotations
@@ -431,7 +431,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pools", default=",".join(map(str, POOL_COUNTS)), help="pool counts for (c), e.g. 1,10,50")
     parser.add_argument("--no-documents", action="store_true",
-                        help="leave the figures in README.md and docs/reliability.md as they are")
+                        help="leave the figures in docs/reliability.md as they are")
     args = parser.parse_args()
     ENV.update(tool_env())
     started_here = ensure_testbed()
@@ -450,7 +450,7 @@ def main() -> int:
     print(f"\nwritten: {dated.relative_to(ROOT)} and latest.json")
     if not args.no_documents:
         write_documents(dated)
-        print("its figures written into README.md and docs/reliability.md (commit them with the JSON)")
+        print("its figures written into docs/reliability.md (commit them with the JSON)")
     return 0
 
 
