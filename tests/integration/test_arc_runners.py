@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """roles/arc_runners against the testbed, with the real ARC 0.14.2 charts.
 
-The controller and three scale sets (the seeds' A10 CUDA lane, an L40S lane
-in kubernetes container mode, the /dev/dri Vulkan lane) go through check
+The controller and three scale sets (the Kubeflow-like example's A10 CUDA
+one, an L40S one in kubernetes container mode, the /dev/dri Vulkan one) go through check
 mode, converge (at -vvv, with recognisable fake credentials) and a second
 converge that changes nothing. Runner pods built from the
 AutoscalingRunnerSets on the API server are placed by the real scheduler.
