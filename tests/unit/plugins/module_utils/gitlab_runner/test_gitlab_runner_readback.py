@@ -69,4 +69,3 @@ def test_bad_input_names_its_path():
         gitlab_runner_readback({"releases": [], "configmaps": {}})
     with pytest.raises(ValidationError, match=r"^readback\.pods: unknown key"):
         gitlab_runner_readback({"pods": []})
-
