@@ -3,14 +3,14 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Action plugin of gpuci.runners.fleet_decide (documentation: plugins/modules/fleet_decide.py).
 
-The cluster roles' decisions after their read (module_utils/fleet/decide.py)
-in one step, in the controller's process. site.yml used to decide in four
-tasks behind three role imports (a worker process each on every run, a
-rerun that changes nothing included), each assembling its builders' inputs
-in Jinja; the roles alone decide with the same call.
+The cluster roles' decisions after their one read (module_utils/fleet/decide.py)
+in one step, in the controller's process: the converge (role
+gpuci.runners.converge) calls it once for every role it converges. One step
+instead of one per role: each task is a worker process on every run, a rerun
+that changes nothing included.
 
-The result is the decision itself, which the task registers as
-``__gpuci_decision``. It holds the token and credentials Secrets:
+The result is what the converge changes, which its task registers as
+``__converge_changes``. It holds the token and credentials Secrets:
 
 - it is marked no_log (``_ansible_no_log``: Ansible then shows none of it,
   at any verbosity), while a refusal, which holds no secret, is shown: a
@@ -33,18 +33,15 @@ from ansible_collections.gpuci.runners.plugins.plugin_utils.controller_action im
 ARGUMENT_SPEC = {
     "roles": {"type": "dict", "required": True},
     "read": {"type": "dict", "required": True},
-    "fleet": {"type": "bool", "default": False},
-    "run_tags": {"type": "list", "elements": "str", "default": ["all"]},
-    "skip_tags": {"type": "list", "elements": "str", "default": []},
+    "steps": {"type": "dict"},
 }
 
 
 def decision(params, check_mode):
     """The action's result: the decision (no_log), or ``failed`` with the refusals."""
     try:
-        made, refusals = fleet_decide(plain(params["roles"]), plain(params["read"]), check_mode=check_mode,
-                                      fleet=params["fleet"], run_tags=params["run_tags"],
-                                      skip_tags=params["skip_tags"])
+        made, refusals = fleet_decide(plain(params["roles"]), plain(params["read"]), steps=plain(params.get("steps")),
+                                      check_mode=check_mode)
     except (ValidationError, KeyError, TypeError) as error:
         # The inputs are the roles' own plans and reads: a slip here is ours, never the inventory's.
         raise AnsibleError("fleet_decide: %s" % (error,)) from error

@@ -13,19 +13,18 @@ module: fleet_decide
 short_description: Decide what the cluster roles must change, from their plans and one read of the cluster
 description:
   - From each cluster role's plan (M(gpuci.runners.role_plan)) and its answers from M(gpuci.runners.k8s_reads),
-    decides what a converge must apply, remove, label and read back. The result is the decision, which the
-    task registers (the roles register it as C(__gpuci_decision)) - under each role's name what its later steps
-    read (C(gpu_operator.pending) and C(gpu_operator.node_patches), C(gitlab_runner.pending) and
-    C(gitlab_runner.removals), C(arc_runners.pending)). Fails when the cluster already runs a GPU Operator of
-    another release (there can be one per cluster).
-  - With O(fleet) (C(playbooks/site.yml)) it decides for every role whose plan converges and whose tags the run
-    selects, and says too whether any found something pending (C(pending)), what each will change
-    (C(summary)), and the releases and reads of the fleet's converge (C(releases), C(readback)).
-  - Why not M(ansible.builtin.set_fact) - site.yml decided in four tasks behind three role imports, each
-    assembling the inputs of its Python builders in Jinja; every task starts a worker process on every run, a
-    rerun that changes nothing included. One step decides for every role, in the controller's process, and the
-    roles alone call the same step.
-  - The decision holds the runner token and GitHub credentials Secrets - the result is hidden (no_log) at every
+    decides what a converge must apply, remove, label and read back. The result is what the converge changes, which
+    the task registers (the role C(gpuci.runners.converge) registers it as C(__converge_changes)) - under each role's
+    name what its own steps read (C(gpu_operator.pending), C(gpu_operator.node_patches),
+    C(gpu_operator.remove_time_slicing); C(gitlab_runner.pending), C(gitlab_runner.removals),
+    C(gitlab_runner.created_secrets); C(arc_runners.pending), C(arc_runners.removals)), and for the converge the
+    objects and releases of its one apply, the reads of its one read-back, the roles to finish and to check.
+    Fails when the cluster already runs a GPU Operator of another release (there can be one per cluster).
+  - Which roles decide and which of their steps run is O(steps) (the filter P(gpuci.runners.fleet_steps#filter),
+    from the run's tags).
+  - Why not M(ansible.builtin.set_fact) - each task starts a worker process on every run, a rerun that changes
+    nothing included; one step decides for every role, in the controller's process.
+  - The result holds the runner token and GitHub credentials Secrets - it is hidden (no_log) at every
     verbosity, except a refusal's message, which holds no secret.
   - Why a result to register, not C(ansible_facts) - Ansible keeps an action's facts in its fact cache. A jsonfile
     or redis cache, or the fact storage of an AWX job template, would write the Secrets out (AWX into its
@@ -45,22 +44,12 @@ options:
     description: The answers of M(gpuci.runners.k8s_reads) by role (its C(groups)).
     type: dict
     required: true
-  fleet:
-    description: >-
-      Decide only for the roles whose plan converges and whose tags the run selects, and add C(pending),
-      C(summary), C(releases) and C(readback).
-    type: bool
-    default: false
-  run_tags:
-    description: The run's C(--tags) (C(ansible_run_tags)); with O(fleet) only.
-    type: list
-    elements: str
-    default: [all]
-  skip_tags:
-    description: The run's C(--skip-tags) (C(ansible_skip_tags)); with O(fleet) only.
-    type: list
-    elements: str
-    default: []
+  steps:
+    description:
+      - Per role, the steps of its converge the run selects (C(decide), C(apply), C(verify)), as the C(roles) of
+        P(gpuci.runners.fleet_steps#filter). A role decides when C(decide) is among them.
+      - Unset, every role of O(roles) decides, with every step.
+    type: dict
 attributes:
   check_mode:
     support: full
@@ -69,23 +58,22 @@ attributes:
     support: none
     description: There is nothing to show a difference of.
 notes:
-  - Used by the collection's playbooks and roles; it changes nothing.
+  - Used by the collection's roles; it changes nothing.
 """
 
 EXAMPLES = r"""
 - name: Decide what every role must change
   gpuci.runners.fleet_decide:
-    fleet: true
     roles:
       gpu_operator: {plan: "{{ __gpu_operator_plan }}"}
       gitlab_runner: {plan: "{{ __gitlab_runner_plan }}", pools: "{{ gitlab_runner_pools | default([]) }}"}
-    read: "{{ __gpuci_cluster.groups }}"
-    run_tags: "{{ ansible_run_tags }}"
-    skip_tags: "{{ ansible_skip_tags }}"
-  register: __gpuci_decision
-# => __gpuci_decision: {decided: [gpu_operator, gitlab_runner], pending: true,
-#    summary: ['GPU Operator: settled', 'GitLab runner pools: release gitlab-runner-l40s'],
-#    gitlab_runner: {pending: {settled: false, objects: [...], ...}, removals: {...}}, ...}
+    read: "{{ __converge_cluster.groups }}"
+    steps: {gpu_operator: [decide, apply, verify], gitlab_runner: [decide, apply, verify]}
+  register: __converge_changes
+# => __converge_changes: {decided: [gpu_operator, gitlab_runner], pending: true,
+#    summary: ['GPU Operator: Nothing to change...', 'GitLab runner pools: To change: ...'],
+#    objects: [...], releases: [...], readback: [...], finish: [gitlab_runner], verified: [gpu_operator, gitlab_runner],
+#    gitlab_runner: {pending: {settled: false, ...}, removals: {...}, created_secrets: []}, ...}
 """
 
 RETURN = r"""
@@ -95,38 +83,59 @@ decided:
   type: list
   elements: str
 gpu_operator:
-  description: The GPU Operator's C(pending) changes and its C(node_patches); hidden from output.
+  description: The GPU Operator's C(pending) changes, C(node_patches) and C(remove_time_slicing); hidden from output.
   returned: when the GPU Operator decided
   type: dict
 gitlab_runner:
   description: >-
-    The GitLab runner role's C(removals) and C(pending) changes (empty with state absent); hidden from output,
-    as its objects hold the token Secrets.
+    The GitLab runner role's C(removals), C(pending) changes (empty with state absent) and C(created_secrets) (the
+    Secrets of the runners it creates in GitLab, without their token); hidden from output, as its objects hold the
+    token Secrets.
   returned: when the GitLab runner role decided
   type: dict
 arc_runners:
-  description: ARC's C(pending) changes; hidden from output, as its objects hold the credentials Secrets.
+  description: ARC's C(pending) changes and C(removals) (our Secrets and ConfigMaps no scale set uses); hidden from output.
   returned: when the ARC role decided
   type: dict
 pending:
   description: Whether a role that decided found something of its plan not in place.
-  returned: with O(fleet)
+  returned: unless a refusal stops the run
   type: bool
 summary:
   description: What each role that decided will change, in words.
-  returned: with O(fleet)
+  returned: unless a refusal stops the run
   type: list
   elements: str
+objects:
+  description: The objects of the one apply, of the roles whose apply step runs, each once.
+  returned: unless a refusal stops the run
+  type: list
+  elements: dict
 releases:
-  description: The releases the fleet's converge applies, every decided role's, in the roles' order.
-  returned: with O(fleet)
+  description: The releases of the one apply, of the roles whose apply step runs, in the roles' order.
+  returned: unless a refusal stops the run
   type: list
   elements: dict
+create_runners:
+  description: The GitLab pools whose runner the apply step creates in GitLab first.
+  returned: unless a refusal stops the run
+  type: list
+  elements: str
 readback:
-  description: The reads of the fleet's read-back, every decided role's.
-  returned: with O(fleet)
+  description: The reads of the one read-back, of the roles whose apply or verify step runs.
+  returned: unless a refusal stops the run
   type: list
   elements: dict
+finish:
+  description: The roles with something pending, whose own finishing steps run.
+  returned: unless a refusal stops the run
+  type: list
+  elements: str
+verified:
+  description: The roles whose verify step runs, checked against their plans.
+  returned: unless a refusal stops the run
+  type: list
+  elements: str
 msg:
   description: Why the run stops (a second GPU Operator on the cluster).
   returned: when refused

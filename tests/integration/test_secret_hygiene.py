@@ -206,4 +206,4 @@ def test_no_secret_in_the_fact_cache(converged, playbook):
     encoded = [base64.b64encode(marker.encode()).decode() for marker in (*GITLAB_TOKENS.values(), GITHUB_TOKEN)]
     leaked = [marker for marker in (*MARKERS, *encoded) if marker in cached]
     assert not leaked, f"after {playbook} the fact cache holds {leaked}"
-    assert "__gpuci_decision" not in cached and "_plan" not in cached, f"after {playbook}: {cached[:300]}"
+    assert "__converge_changes" not in cached and "_plan" not in cached, f"after {playbook}: {cached[:300]}"

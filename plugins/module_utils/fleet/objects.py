@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Every cluster role's objects for site.yml's one ``kubernetes.core.k8s`` call.
+"""Every cluster role's objects for the converge's one ``kubernetes.core.k8s`` call (roles/converge).
 
 Each role says, from its own read, what it must apply (``pending_changes``'
 ``apply``: the namespaces it creates, then its objects). The roles read the

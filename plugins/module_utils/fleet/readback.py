@@ -3,8 +3,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """What the cluster holds, checked against each role's plan: every role in one pass.
 
-site.yml verifies every cluster role that decided in one task; a role run
-alone verifies itself (its verify.yml) with the same call. A role is
+The converge (role gpuci.runners.converge) verifies every cluster role whose
+verify step the run selects in one task, whether one role converged or
+several. A role is
 checked against its group of the read-back when its decision named reads to
 read back (``pending.readback``: it applied something, and waited for it),
 else against its group of the one read it decided from: a rerun that
@@ -25,7 +26,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.common.validation im
     require_mapping,
 )
 
-INPUT_KEYS = frozenset(("read", "readback", "roles", "simulated"))
+INPUT_KEYS = frozenset(("read", "readback", "roles", "plans", "changes", "simulated"))
 ROLE_KEYS = frozenset(("plan", "pending"))
 
 
@@ -47,7 +48,7 @@ def _arc_runners(plan, answers, path):
                                  "runner_sets": answers["runner_sets"]["resources"], "answers": answers}, path)
 
 
-# In the order site.yml runs the roles; their problems come in this order.
+# In the order the converge serves the roles; their problems come in this order.
 CHECKS = {"gpu_operator": _gpu_operator, "gitlab_runner": _gitlab_runner, "arc_runners": _arc_runners}
 # What passing proves on a simulated cluster (gpuci_simulated_cluster), where no container runs.
 SIMULATED_NOTES = {
@@ -64,7 +65,10 @@ def fleet_readback(spec, path="fleet_readback"):
     ``k8s_reads`` answers of the read and of the read-back; ``readback`` may
     be empty when no role read back), ``roles`` (for each role to check, its
     ``plan``, ``__<role>_plan``, and ``pending``, ``__<role>_pending``) and
-    ``simulated`` (gpuci_simulated_cluster). ``checked`` names the roles
+    ``simulated`` (gpuci_simulated_cluster). Instead of ``roles``, the
+    converge gives ``changes`` (fleet_decide's result: the roles it checks
+    are its ``verified``, each with its ``pending``) and ``plans`` (each
+    role's plan by name). ``checked`` names the roles
     checked, in order; ``summary`` says so, which of them had nothing to
     change (their ``pending`` settled), and what passing proves on a
     simulated cluster.
@@ -78,7 +82,7 @@ def fleet_readback(spec, path="fleet_readback"):
     require_mapping(spec, path)
     reject_unknown_keys(spec, INPUT_KEYS, path)
     roles_path = child(path, "roles")
-    roles = require_mapping(spec.get("roles"), roles_path)
+    roles = require_mapping(spec.get("roles") if "changes" not in spec else _from_changes(spec, path), roles_path)
     reject_unknown_keys(roles, CHECKS, roles_path)
     problems, checked, settled = [], [], []
     for role, check in CHECKS.items():
@@ -101,3 +105,11 @@ def fleet_readback(spec, path="fleet_readback"):
     unchanged = ["Their plans already in place, nothing to change: %s." % ", ".join(settled)] if settled else []
     summary = " ".join(["Checked against their plans: %s." % ", ".join(checked)] + unchanged + notes)
     return {"problems": problems, "checked": checked, "summary": summary}
+
+
+def _from_changes(spec, path):
+    """``roles`` from the converge's ``changes`` (its ``verified`` roles, their ``pending``) and ``plans``."""
+    changes = require_mapping(spec.get("changes"), child(path, "changes"))
+    plans = require_mapping(spec.get("plans"), child(path, "plans"))
+    return dict((role, {"plan": plans[role], "pending": changes[role]["pending"]})
+                for role in changes.get("verified") or [])

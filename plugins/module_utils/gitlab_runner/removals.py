@@ -21,12 +21,18 @@ no longer names are still found. Given the plan's pools and those accounts:
   those of found pools that survive this run undeclared (prune off);
 - ``unused_namespaces``: of the cluster's namespaces (``namespaces``, their
   metadata), those the role created for this fleet (they carry every fleet
-  label, ``labels``) that no kept pool uses: the role deletes them.
+  label, ``labels``) that no kept pool uses: the role deletes them
+  (``unused_namespace_objects``, for one delete) and waits until none of them
+  is left (``unused_namespace_selectors`` select them by name);
+- ``object_reads``: what finds the removed pools' own objects wherever they
+  are (job namespaces may differ per pool), as ``k8s_reads`` takes them;
+  ``gitlab_runner_removed_objects`` then says what of them to delete.
 """
 
 from __future__ import annotations
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.plan import (
+    CREATED_IN_ANNOTATION,
     JOB_NAMESPACE_ANNOTATION,
     POOL_LABEL,
     needed_namespaces,
@@ -34,7 +40,19 @@ from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.plan i
 )
 from ansible_collections.gpuci.runners.plugins.module_utils.common.ownership_labels import label_selectors, labels_match, set_selector
 from ansible_collections.gpuci.runners.plugins.module_utils.common.release_names import GITLAB_RELEASE_PREFIX
-from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import require_mapping
+from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import (
+    child,
+    object_list,
+    require_mapping,
+)
+
+# The role's own objects of each pool, as reads of k8s_reads (Secrets' data hidden).
+POOL_OBJECT_KINDS = (("role_bindings", "rbac.authorization.k8s.io/v1", "RoleBinding"),
+                     ("roles", "rbac.authorization.k8s.io/v1", "Role"),
+                     ("service_accounts", "v1", "ServiceAccount"),
+                     ("secrets", "v1", "Secret"))
+# Every namespace carries its name as this label (Kubernetes 1.21+).
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
 
 def gitlab_runner_removals(value):
@@ -66,9 +84,42 @@ def gitlab_runner_removals(value):
     owned = [meta["name"] for meta in value.get("namespaces") or []
              if fleet_labels and labels_match(meta.get("labels") or {}, fleet_labels)]
     selectors = (label_selectors(fleet_labels) + [set_selector(POOL_LABEL, doomed)]) if doomed else []
+    unused = sorted(set(owned) - set(kept))
     return {"names": doomed, "label_selectors": selectors,
             "existing": [name for name in doomed if name in found], "releases": releases, "kept_namespaces": kept,
-            "unused_namespaces": sorted(set(owned) - set(kept))}
+            "unused_namespaces": unused,
+            "unused_namespace_objects": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+                                         for name in unused],
+            "unused_namespace_selectors": label_selectors(fleet_labels) + [set_selector(NAMESPACE_NAME_LABEL, unused)]
+            if unused else [],
+            "object_reads": [{"key": key, "api_version": api_version, "kind": kind, "label_selectors": selectors,
+                              "hidden_fields": ["data", "stringData"]}
+                             for key, api_version, kind in POOL_OBJECT_KINDS] if doomed else []}
+
+
+def gitlab_runner_removed_objects(spec, path="gitlab_runner_removed_objects"):
+    """``{"objects", "created_runners", "created_pools"}``: what of the removed pools' objects to delete.
+
+    ``spec`` holds ``reads`` (the ``reads`` of the ``k8s_reads`` answer to
+    ``object_reads``; missing when nothing was read). ``objects`` are every
+    object found, for one delete; ``created_runners`` the runners the role
+    created in GitLab for those pools (their token Secret carries the GitLab
+    URL, ``CREATED_IN_ANNOTATION``): ``{pool, api_url}`` each, to delete them
+    in GitLab too; ``created_pools`` names those pools, in words.
+    """
+    require_mapping(spec, path)
+    reads = require_mapping(spec.get("reads") or {}, child(path, "reads"))
+    objects = [obj for key in reads
+               for obj in object_list((reads[key] or {}).get("resources"), child(child(path, "reads"), key))]
+    created = []
+    for obj in objects:
+        metadata = obj.get("metadata") or {}
+        annotations = metadata.get("annotations") or {}
+        if obj.get("kind") == "Secret" and CREATED_IN_ANNOTATION in annotations:
+            created.append({"pool": (metadata.get("labels") or {}).get(POOL_LABEL),
+                            "api_url": annotations[CREATED_IN_ANNOTATION]})
+    return {"objects": objects, "created_runners": created,
+            "created_pools": ", ".join(str(runner["pool"]) for runner in created)}
 
 
 def _unique(names):

@@ -6,9 +6,9 @@
 A manager reads its token once, at start, and the chart's checksum annotation
 cannot see a Secret it does not render, so the role rolls the manager of each
 token Secret that the apply (``kubernetes.core.k8s``, registered as
-``__gpuci_objects_applied``) changed. Not restarted: a Secret the apply
+``__converge_applied`` in roles/converge) changed. Not restarted: a Secret the apply
 created (its manager starts after it and reads it then), an unchanged one,
-other kinds, and Secrets the plan does not name (site.yml applies every
+other kinds, and Secrets the plan does not name (the converge applies every
 role's objects in one call). The plan's ``secrets`` name each token Secret
 with its namespace and pool, so the Deployment is the pool's release name
 (the chart names its objects after the release), not a suffix stripped off.

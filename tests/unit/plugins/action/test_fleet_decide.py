@@ -10,7 +10,7 @@ from ansible.errors import AnsibleError
 from ansible_collections.gpuci.runners.plugins.action.fleet_decide import decision
 from ansible_collections.gpuci.runners.plugins.module_utils.fleet import decide as module
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.plan import arc_runners_plan
-from ansible_collections.gpuci.runners.plugins.module_utils.fleet.decide import fleet_decide, selected_by_tags
+from ansible_collections.gpuci.runners.plugins.module_utils.fleet.decide import fleet_decide
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.plan import gitlab_runner_plan
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator.plan import gpu_operator_plan
 
@@ -59,8 +59,11 @@ def policy(release, namespace):
         "meta.helm.sh/release-name": release, "meta.helm.sh/release-namespace": namespace}}}
 
 
+ALL = ["decide", "apply", "verify"]
+
+
 def test_an_empty_cluster_leaves_every_role_something_to_apply():
-    outcome, refusals = fleet_decide(roles(), answers(), fleet=True)
+    outcome, refusals = fleet_decide(roles(), answers())
     assert refusals == []
     assert outcome["decided"] == ["gpu_operator", "gitlab_runner", "arc_runners"]
     assert outcome["pending"] is True
@@ -72,17 +75,60 @@ def test_an_empty_cluster_leaves_every_role_something_to_apply():
     assert all("To change:" in line for line in summary)
 
 
-def test_the_fleets_releases_and_reads_back_are_the_decided_roles_in_order():
-    outcome = decision_of(roles(), answers(), fleet=True, run_tags=["gitlab_runner", "arc_runners"])
+def test_the_converges_lists_are_those_of_the_roles_whose_steps_run_in_order():
+    steps = {"gitlab_runner": ALL, "arc_runners": ALL}
+    outcome = decision_of(roles(), answers(), steps=steps)
     runners, arc = outcome["gitlab_runner"]["pending"], outcome["arc_runners"]["pending"]
+    assert outcome["decided"] == ["gitlab_runner", "arc_runners"]
     assert outcome["releases"] == runners["apply_releases"] + arc["apply_releases"]
     assert outcome["readback"] == runners["readback"] + arc["readback"]
+    assert outcome["objects"] == runners["apply"] + [o for o in arc["apply"] if o not in runners["apply"]]
+    assert outcome["finish"] == outcome["verified"] == ["gitlab_runner", "arc_runners"]
     names = [release["name"] for release in outcome["releases"]]
     assert names[0] == "gitlab-runner-l40s" and "gpu-operator" not in names
-    settled = dict(outcome["gitlab_runner"]["pending"], settled=True, apply_releases=[], readback=[])
-    assert module._fleet_summary({"gitlab_runner": {"pending": settled}, "decided": ["gitlab_runner"]}) == {
-        "pending": False, "summary": ["GitLab runner pools: " + settled["summary"]],
-        "releases": [], "readback": []}
+
+
+def test_a_role_without_its_apply_step_decides_and_is_checked_but_applies_nothing():
+    outcome = decision_of(roles(), answers(), steps={"gitlab_runner": ["decide", "verify"], "arc_runners": ["decide"]})
+    assert outcome["objects"] == [] and outcome["releases"] == [] and outcome["create_runners"] == []
+    # Read back only what a verify step checks; finished (pruning, restarts) whatever its tags: its tasks have theirs.
+    assert outcome["readback"] == outcome["gitlab_runner"]["pending"]["readback"]
+    assert outcome["verified"] == ["gitlab_runner"] and outcome["finish"] == ["gitlab_runner", "arc_runners"]
+    assert outcome["pending"] is True
+
+
+def test_settled_roles_leave_the_converge_nothing_to_do():
+    outcome = decision_of(roles(), answers(), steps={"gitlab_runner": ALL})
+    settled = dict(outcome["gitlab_runner"]["pending"], settled=True, apply=[], apply_releases=[], readback=[])
+    converge = module._converge({"gitlab_runner": {"pending": settled}, "decided": ["gitlab_runner"]},
+                                {"gitlab_runner": ALL})
+    assert converge == {"pending": False, "summary": ["GitLab runner pools: " + settled["summary"]], "objects": [],
+                        "releases": [], "create_runners": [], "readback": [], "finish": [],
+                        "verified": ["gitlab_runner"]}
+
+
+def test_runners_the_role_creates_get_their_secrets_after_gitlab_answers():
+    created = dict(POOL, name="made", token="")
+    plan = gitlab_runner_plan(gitlab(gitlab_runner_pools=[POOL, created], gitlab_runner_access_token="glpat-x"))
+    outcome = decision_of({"gitlab_runner": {"plan": plan, "pools": [POOL, created]}}, answers())
+    part = outcome["gitlab_runner"]
+    assert outcome["create_runners"] == part["created_pools"] == ["made"]
+    assert [secret["pool"] for secret in part["created_secrets"]] == ["made"]
+    # Not among the objects the decision applies: its token comes from GitLab.
+    assert [o["metadata"]["name"] for o in outcome["objects"] if o["kind"] == "Secret"] == ["gitlab-runner-l40s-token"]
+    # In check mode a namespace the run would create does not exist: no Secret there.
+    checked = decision_of({"gitlab_runner": {"plan": plan, "pools": [POOL, created]}}, answers(), check_mode=True)
+    assert checked["create_runners"] == ["made"] and checked["gitlab_runner"]["created_secrets"] == []
+
+
+def test_arc_prunes_what_a_present_scale_set_no_longer_uses():
+    plan = arc_plan()
+    label = plan["scale_set_label"]
+    old = {"kind": "Secret", "metadata": {"name": "a10-old", "namespace": "arc-runners", "labels": {label: "a10"}}}
+    outcome = decision_of({"arc_runners": {"plan": plan, "scale_sets": [SCALE_SET]}},
+                          answers(arc_runners={"secrets": [old]}))
+    assert outcome["arc_runners"]["removals"] == {"secrets": [{"apiVersion": "v1", "kind": "Secret", "metadata": {
+        "name": "a10-old", "namespace": "arc-runners"}}], "configmaps": []}
 
 
 def test_the_inventory_secrets_reach_only_the_objects_to_apply():
@@ -161,38 +207,17 @@ def test_each_role_reads_only_answers_its_plan_asks_for(monkeypatch):
         assert asked[role] <= planned, "%s decides from answers it never reads: %s" % (role, asked[role] - planned)
 
 
-@pytest.mark.parametrize("run_tags, skip_tags, decided", [
-    (["all"], [], ["gpu_operator", "gitlab_runner", "arc_runners"]),
-    (["gitlab_runner"], [], ["gitlab_runner"]),
-    (["gpu_operator_verify", "arc_runners_scale_sets"], [], ["gpu_operator", "arc_runners"]),
-    (["all"], ["gitlab_runner"], ["gpu_operator", "arc_runners"]),
-    (["tagged"], [], ["gpu_operator", "gitlab_runner", "arc_runners"]),
-    (["container_toolkit"], [], []),
-    (["all"], ["all"], []),
-])
-def test_in_site_yml_the_run_tags_choose_who_decides(run_tags, skip_tags, decided):
-    outcome = decision_of(roles(), answers(), fleet=True, run_tags=run_tags, skip_tags=skip_tags)
-    assert outcome["decided"] == decided
-    assert sorted(key for key in outcome if key in module.ROLES) == sorted(decided)
+def test_only_the_roles_whose_decide_step_runs_decide():
+    outcome = decision_of(roles(), answers(), steps={"gpu_operator": ["verify"], "arc_runners": ALL})
+    assert outcome["decided"] == ["arc_runners"]
+    assert sorted(key for key in outcome if key in module.ROLES) == ["arc_runners"]
 
 
-def test_in_site_yml_a_role_that_converges_nothing_does_not_decide():
-    chosen = roles()
-    chosen["gitlab_runner"]["plan"] = gitlab_runner_plan(gitlab(gitlab_runner_state="absent"))
-    outcome = decision_of(chosen, answers(), fleet=True)
-    assert outcome["decided"] == ["gpu_operator", "arc_runners"]
-    # Alone, the same role decides its removals.
-    alone = decision_of({"gitlab_runner": chosen["gitlab_runner"]}, answers())
+def test_a_role_alone_with_state_absent_decides_its_removals_only():
+    chosen = {"gitlab_runner": {"plan": gitlab_runner_plan(gitlab(gitlab_runner_state="absent")), "pools": []}}
+    alone = decision_of(chosen, answers())
     assert alone["decided"] == ["gitlab_runner"] and "removals" in alone["gitlab_runner"]
-    assert "summary" not in alone and "releases" not in alone
-
-
-def test_selected_by_tags_is_ansibles_rule_for_tagged_tasks():
-    assert selected_by_tags(["a", "b"])
-    assert selected_by_tags(["a"], ["b", "a"])
-    assert not selected_by_tags(["a"], ["b"])
-    assert not selected_by_tags(["a"], ["all"], ["a"])
-    assert not selected_by_tags(["a"], ["all"], ["tagged"])
+    assert alone["pending"] is False and alone["finish"] == [] and alone["verified"] == []
 
 
 def test_an_unknown_role_is_named():
@@ -201,7 +226,7 @@ def test_an_unknown_role_is_named():
 
 
 def test_the_action_hides_its_decision_and_shows_a_refusal():
-    params = {"roles": roles(operator=False), "read": answers(), "fleet": True, "run_tags": ["all"], "skip_tags": []}
+    params = {"roles": roles(operator=False), "read": answers(), "steps": None}
     result = decision(params, check_mode=False)
     # Ansible censors a result marked so at every verbosity, as a no_log task's.
     assert result["_ansible_no_log"] is True and "pending" in result["gitlab_runner"]
@@ -214,7 +239,7 @@ def test_the_action_hides_its_decision_and_shows_a_refusal():
 
 
 def test_check_mode_reads_nothing_back():
-    params = {"roles": roles(), "read": answers(), "fleet": True, "run_tags": ["all"], "skip_tags": []}
+    params = {"roles": roles(), "read": answers(), "steps": None}
     checked = decision(params, check_mode=True)
     assert all(checked[role]["pending"]["readback"] == [] for role in checked["decided"])
     real = decision(params, check_mode=False)
@@ -223,5 +248,5 @@ def test_check_mode_reads_nothing_back():
 
 def test_a_plan_without_what_decisions_need_is_our_error_not_the_inventorys():
     with pytest.raises(AnsibleError, match="fleet_decide"):
-        decision({"roles": {"gpu_operator": {"plan": {"converges": True}}}, "read": {}, "fleet": False,
-                  "run_tags": ["all"], "skip_tags": []}, check_mode=False)
+        decision({"roles": {"gpu_operator": {"plan": {"converges": True}}}, "read": {}, "steps": None},
+                 check_mode=False)

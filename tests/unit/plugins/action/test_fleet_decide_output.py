@@ -48,7 +48,7 @@ def run(tmp_path, decide, then=None, verbosity="", first=()):
 def test_the_decision_holds_the_token_and_no_verbosity_shows_it(tmp_path):
     plan = gitlab_runner_plan(settings("gitlab_runner", gitlab_runner_pools=[POOL],
                                        gitlab_runner_gitlab_url="https://gitlab.example.com/"))
-    decide = {"roles": {"gitlab_runner": {"plan": plan, "pools": [POOL]}}, "read": {}, "fleet": True}
+    decide = {"roles": {"gitlab_runner": {"plan": plan, "pools": [POOL]}}, "read": {}}
     # The Secret to apply holds the token (base64), and a later task reads the decision.
     pending = "__gpuci_decision.gitlab_runner.pending"
     then = "{{ %s.settled }} {{ __gpuci_decision.decided }} {{ %s.apply | length }}" % (pending, pending)
@@ -67,7 +67,7 @@ def test_the_fact_cache_keeps_neither_the_decision_nor_a_plan(tmp_path):
     plan_task = {"name": "plan", "gpuci.runners.role_plan": {"role": "gitlab_runner", "settings": pool_settings},
                  "register": "__gitlab_runner_plan", "no_log": True}
     decide = {"roles": {"gitlab_runner": {"plan": "{{ __gitlab_runner_plan }}", "pools": [POOL]}}, "read": {},
-              "fleet": True}
+              }
     code, output = run(tmp_path, decide, "decided: {{ __gpuci_decision.decided | join(', ') }}", first=[plan_task])
     assert code == 0 and "decided: gitlab_runner" in output, output[-3000:]
     cached = "".join(path.read_text() for path in (tmp_path / "facts").glob("*"))

@@ -16,15 +16,15 @@ from ansible.errors import AnsibleFilterError
 
 REPO = pathlib.Path(__file__).resolve().parents[4]
 FILTER_DIR = REPO / "plugins" / "filter"
-FILTERS = ["ansible_core_requirement", "arc_runner_template",
-           "arc_runners_finalizer_patches",
+FILTERS = ["ansible_core_requirement", "arc_runner_template", "arc_runners_absent",
+           "arc_runners_finalizer_patches", "arc_runners_leftovers",
            "arc_runners_preflight", "canary_ci", "canary_jobs", "canary_lanes", "canary_plan",
            "canary_progress", "canary_summary", "canary_verdict", "ci_yaml",
            "container_runtimes", "container_toolkit_cdi_failure", "container_toolkit_plan", "container_toolkit_preflight",
-           "container_toolkit_restart", "created_runner_tokens", "fleet_objects", "fleet_plan", "fleet_readback",
-           "gitlab_runner_config", "gitlab_runner_preflight",
+           "container_toolkit_restart", "created_runner_tokens", "fleet_objects", "fleet_plan", "fleet_readback", "fleet_steps",
+           "gitlab_runner_config", "gitlab_runner_preflight", "gitlab_runner_removed_objects",
            "gitlab_runner_restarts", "gitlab_runner_token_secrets",
-           "gpu_nodes", "gpu_operator_node_labels",
+           "gpu_nodes", "gpu_operator_host_toolkits", "gpu_operator_node_labels",
            "gpu_pod_patch", "ownership_labels", "proof_report", "time_slicing_config"]
 
 # The positional argument of each filter: the GPU class catalogue, unless named here (None: it takes none).
@@ -37,7 +37,9 @@ POSITIONAL = {"ansible_core_requirement": None, "gpu_operator_node_labels": None
               "container_toolkit_cdi_failure": None, "container_toolkit_plan": None,
               "container_toolkit_preflight": None, "container_toolkit_restart": None,
               "fleet_objects": None, "fleet_readback": None,
-              "arc_runners_finalizer_patches": None, "gpu_nodes": None}
+              "arc_runners_finalizer_patches": None, "gpu_nodes": None,
+              "arc_runners_absent": None, "arc_runners_leftovers": None, "fleet_steps": None,
+              "gitlab_runner_removed_objects": None, "gpu_operator_host_toolkits": "names"}
 
 
 def load(name):

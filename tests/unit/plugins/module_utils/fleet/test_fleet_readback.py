@@ -138,3 +138,13 @@ def test_two_cluster_policies_are_one_too_many():
     assert gpu_operator_readback({"values": VALUES, "cluster_policy": "cluster-policy",
                                   "policies": [policy(), policy()]}) == [
         "expected one ClusterPolicy (cluster-policy); found 2"]
+
+
+def test_the_converge_gives_its_changes_and_the_plans():
+    changes = {"verified": ["gitlab_runner"], "gitlab_runner": {"pending": {"settled": True, "readback": []}},
+               "arc_runners": {"pending": {"settled": True, "readback": []}}}
+    result = fleet_readback({"read": {"gitlab_runner": gitlab_answers()}, "readback": {},
+                             "plans": {"gitlab_runner": GITLAB_PLAN, "arc_runners": ARC_PLAN}, "changes": changes})
+    assert result["checked"] == ["gitlab_runner"]
+    none = fleet_readback({"read": {}, "readback": {}, "plans": {}, "changes": {"verified": []}})
+    assert none["checked"] == [] and none["problems"] == []

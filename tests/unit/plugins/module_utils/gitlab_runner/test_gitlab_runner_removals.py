@@ -117,3 +117,37 @@ def test_labels_in_ansibles_own_mappings_are_compared_by_value():
     result = gitlab_runner_removals({"pools": [], "found": [], "state": "absent", "prune": True, "namespace": "x",
                                      "timeout": 1, "namespaces": cluster, "labels": LazyMapping(FLEET)})
     assert result["unused_namespaces"] == ["jobs"]
+
+
+def test_the_removed_pools_objects_are_read_wherever_they_are_and_unused_namespaces_selected_by_name():
+    from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.removals import POOL_OBJECT_KINDS
+    fleet = {"gpuci.runners/fleet": "ci"}
+    owned = {"name": "old-jobs", "labels": fleet}
+    result = gitlab_runner_removals({"pools": [pool("old", "absent", "old-jobs")], "found": [found("old")],
+                                     "state": "present", "prune": True, "namespace": "gitlab-runner", "timeout": 9,
+                                     "labels": fleet, "namespaces": [owned]})
+    assert [read["kind"] for read in result["object_reads"]] == [kind for _key, _version, kind in POOL_OBJECT_KINDS]
+    assert all(read["label_selectors"] == result["label_selectors"] and "group" not in read
+               and read["hidden_fields"] == ["data", "stringData"] for read in result["object_reads"])
+    assert result["unused_namespace_objects"] == [{"apiVersion": "v1", "kind": "Namespace",
+                                                   "metadata": {"name": "old-jobs"}}]
+    assert result["unused_namespace_selectors"] == ["gpuci.runners/fleet=ci", "kubernetes.io/metadata.name in (old-jobs)"]
+    nothing = removals([pool("keep")], [found("keep")])
+    assert nothing["object_reads"] == [] and nothing["unused_namespace_selectors"] == []
+
+
+def test_removed_objects_name_the_runners_the_role_created_in_gitlab():
+    from ansible_collections.gpuci.runners.plugins.filter.gitlab_runner_removed_objects import FilterModule
+    created = {"kind": "Secret", "metadata": {"name": "gitlab-runner-old-token", "namespace": "gitlab-runner",
+                                              "labels": {"gpuci.runners/pool": "old"},
+                                              "annotations": {"gpuci.runners/created-in-gitlab": "https://gl/"}}}
+    given = {"kind": "Secret", "metadata": {"name": "gitlab-runner-given-token", "namespace": "gitlab-runner",
+                                            "labels": {"gpuci.runners/pool": "given"}}}
+    role = {"kind": "Role", "metadata": {"name": "gitlab-runner-old", "namespace": "jobs"}}
+    result = FilterModule().filters()["gitlab_runner_removed_objects"](
+        {"reads": {"secrets": {"resources": [created, given]}, "roles": {"resources": [role]}}})
+    assert result["objects"] == [created, given, role]
+    assert result["created_runners"] == [{"pool": "old", "api_url": "https://gl/"}]
+    assert result["created_pools"] == "old"
+    assert FilterModule().filters()["gitlab_runner_removed_objects"]({"reads": {}}) == {
+        "objects": [], "created_runners": [], "created_pools": ""}
