@@ -62,7 +62,7 @@ def anchors(text: str) -> set[str]:
     """The anchors of a Markdown text's headings, repeated ones numbered as GitHub numbers them."""
     seen: dict[str, int] = {}
     result = set()
-    for _, line in prose_lines(text, keep_code=True):
+    for _number, line in prose_lines(text, keep_code=True):
         heading = HEADING.match(line)
         if not heading:
             continue
@@ -80,7 +80,7 @@ def broken_links(document: Path, root: Path = ROOT) -> list[str]:
     for number, target in links(text):
         if target.startswith(EXTERNAL):
             continue
-        path_part, _, anchor = target.partition("#")
+        path_part, _hash, anchor = target.partition("#")
         path_part = path_part.split("?", 1)[0]
         where = f"{document.relative_to(root).as_posix()}:{number}: {target}"
         if path_part:

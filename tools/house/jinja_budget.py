@@ -1,4 +1,5 @@
-#!/usr/bin/env python3
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Count the Jinja in roles/ and playbooks/ that decides or reshapes data.
 
 "Python decides, YAML orchestrates": role YAML wires results to modules, and
@@ -9,7 +10,7 @@ the bare expressions of ``when``, ``that``, ``failed_when``, ``changed_when``,
 dict2items, regex_*, ...) or branch or loop (if, else, for). A plain
 condition such as ``when: x | bool`` is wiring and does not count.
 
-    python tools/house/jinja_budget.py [--list]
+    python3 tools/house/jinja_budget.py [--list]
 
 tests/unit/test_house.py holds the tree to the budget.
 """
