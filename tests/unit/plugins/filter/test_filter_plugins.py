@@ -18,9 +18,9 @@ REPO = pathlib.Path(__file__).resolve().parents[4]
 FILTER_DIR = REPO / "plugins" / "filter"
 FILTERS = ["ansible_core_requirement", "arc_runner_template", "arc_runners_absent",
            "arc_runners_finalizer_patches", "arc_runners_leftovers",
-           "arc_runners_preflight", "canary_ci", "canary_jobs", "canary_lanes", "canary_plan",
-           "canary_progress", "canary_summary", "canary_verdict", "ci_yaml",
-           "container_runtimes", "container_toolkit_cdi_failure", "container_toolkit_plan", "container_toolkit_preflight",
+           "arc_runners_preflight", "canary_ci", "canary_jobs", "canary_lanes",
+           "canary_progress", "canary_summary", "ci_yaml",
+           "container_toolkit_cdi_failure", "container_toolkit_plan", "container_toolkit_preflight",
            "container_toolkit_restart", "created_runner_tokens", "fleet_objects", "fleet_plan", "fleet_readback", "fleet_steps",
            "gitlab_runner_config", "gitlab_runner_preflight", "gitlab_runner_removed_objects",
            "gitlab_runner_restarts", "gitlab_runner_token_secrets",
@@ -31,9 +31,9 @@ FILTERS = ["ansible_core_requirement", "arc_runner_template", "arc_runners_absen
 POSITIONAL = {"ansible_core_requirement": None, "gpu_operator_node_labels": None,
               "ci_yaml": "header",
               "canary_ci": None, "canary_progress": None, "canary_summary": None,
-              "canary_verdict": None, "proof_report": None, "fleet_plan": None, "created_runner_tokens": None, "ownership_labels": None,
+              "proof_report": None, "fleet_plan": None, "created_runner_tokens": None, "ownership_labels": None,
               "gitlab_runner_token_secrets": None,
-              "gitlab_runner_restarts": None, "container_runtimes": None,
+              "gitlab_runner_restarts": None,
               "container_toolkit_cdi_failure": None, "container_toolkit_plan": None,
               "container_toolkit_preflight": None, "container_toolkit_restart": None,
               "fleet_objects": None, "fleet_readback": None,
@@ -60,7 +60,6 @@ def test_every_filter_file_is_listed():
         ("gitlab_runner_config", {"name": "x", "gpu_class": "v100"}, "gpuci.runners.gitlab_runner_config: pool.gpu_class: unknown GPU class"),
         ("arc_runner_template", {"name": "x", "container_mode": "podman"}, "gpuci.runners.arc_runner_template: scale_set.container_mode:"),
         ("time_slicing_config", {"l40s": True}, "gpuci.runners.time_slicing_config: replicas.l40s: must be an integer"),
-        ("canary_verdict", {"lanes": {}}, "gpuci.runners.canary_verdict: verdict.lanes: must be a list"),
     ],
 )
 def test_errors_name_the_filter_field_and_value(name, value, expected):

@@ -12,9 +12,7 @@ import json
 import pathlib
 
 import pytest
-from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuci.runners.plugins.filter.canary_verdict import FilterModule
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.checks import CHECKS
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.checks import JOB_PREFIX as PREFIX
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.lanes import canary_lanes
@@ -637,12 +635,11 @@ def test_lane_without_node_check_is_refused():
         verdict([lane])
 
 
-def test_filter_reports_errors_the_ansible_way():
-    canary_verdict_filter = FilterModule().filters()["canary_verdict"]
-    with pytest.raises(AnsibleFilterError, match="^gpuci.runners.canary_verdict: verdict.lanes: must be a list"):
-        canary_verdict_filter({"lanes": {}, "checks": CHECKS, "job_timeout": 600, "checked_at": CHECKED_AT})
-    report = canary_verdict_filter({"lanes": [lanes_by_name()["h100-cuda-1gpu"]], "checks": CHECKS, "job_timeout": 600,
-                                    "checked_at": CHECKED_AT})
+def test_a_lane_list_that_is_no_list_is_refused_and_now_is_the_default_finish():
+    with pytest.raises(ValidationError, match="^verdict.lanes: must be a list"):
+        canary_verdict({"lanes": {}, "checks": CHECKS, "job_timeout": 600, "checked_at": CHECKED_AT})
+    report = canary_verdict({"lanes": [lanes_by_name()["h100-cuda-1gpu"]], "checks": CHECKS, "job_timeout": 600,
+                             "checked_at": CHECKED_AT})
     assert report["lanes"][0]["result"] == "failed"
     assert report["lanes"][0]["finished_at"].endswith("Z")  # now, when not given
 
