@@ -86,7 +86,7 @@ def run_canary_pipeline(params, client, list_pods, say, check_mode=False, sleep=
     client, ``list_pods(project_id)`` lists job pods, ``say(line)`` shows
     progress.
     """
-    url, ref = params["url"], params["ref"]
+    ref = params["ref"]
     project_name = str(params["project"])
     project = _call(lambda: client.projects.get(project_ident(params["project"])), "reading the project", params)
     attributes = project.attributes
