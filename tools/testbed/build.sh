@@ -170,12 +170,17 @@ build_gitlab_runner() {
   local dir; dir=$(gitlab_runner_dir)
   have "$dir" gitlab-runner gitlab-runner-helper && { log "gitlab-runner cached"; return; }
   local src=$testbed_dir/gitlab-runner module=gitlab.com/gitlab-org/gitlab-runner
-  local info version revision
-  info=$(cd "$src" && GOFLAGS="$GOFLAGS -mod=mod" go list -m -f '{{.Dir}} {{.Version}}' "$module")
-  version=$(cat "${info% *}/VERSION")
+  local info module_dir pseudo version revision
+  # Downloaded first: `go list -m` names no folder for a module not yet in
+  # the module cache (a new machine), and VERSION is read from that folder.
+  info=$(cd "$src" && GOFLAGS="$GOFLAGS -mod=mod" go mod download -json "$module")
+  module_dir=$(sed -n 's/.*"Dir": "\(.*\)".*/\1/p' <<<"$info")
+  pseudo=$(sed -n 's/.*"Version": "\(.*\)".*/\1/p' <<<"$info")
+  [ -f "$module_dir/VERSION" ] || { echo "error: go mod download gave no folder with VERSION for $module: $info" >&2; exit 1; }
+  version=$(cat "$module_dir/VERSION")
   [ "$version" = "$GITLAB_RUNNER_VERSION" ] || {
     echo "error: go.mod builds GitLab Runner $version, versions.env says $GITLAB_RUNNER_VERSION" >&2; exit 1; }
-  revision=${info##*-}; revision=${revision:0:8}
+  revision=${pseudo##*-}; revision=${revision:0:8}
   local ldflags="-s -w -X $module/common.VERSION=$version -X $module/common.REVISION=$revision"
   log "building gitlab-runner $version ($revision): manager and helper"
   (cd "$src" && GOFLAGS="$GOFLAGS -mod=mod" with_progress "gitlab-runner $version" \
