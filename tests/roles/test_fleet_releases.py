@@ -55,8 +55,12 @@ def test_a_role_keeps_no_copy_of_the_converge_steps(role):
     for gone in ("alone.yml", "read.yml", "decide.yml", "releases.yml", "verify.yml"):
         assert not (tasks / gone).exists(), "roles/%s/tasks/%s" % (role, gone)
     main = load("roles/%s/tasks/main.yml" % role)
-    assert [t.get("ansible.builtin.import_tasks") for t in main if "ansible.builtin.import_tasks" in t] == \
-        ["preflight.yml", "absent.yml"]
+    assert [t.get("ansible.builtin.import_tasks") for t in main if "ansible.builtin.import_tasks" in t] == ["preflight.yml"]
+    # Included after the end of a present run: a present run does not even parse the removal's tasks.
+    (absent,) = [t for t in main if "ansible.builtin.include_tasks" in t]
+    assert absent["ansible.builtin.include_tasks"]["file"] == "absent.yml"
+    assert absent["ansible.builtin.include_tasks"]["apply"]["tags"] == absent["tags"] == [role, role + "_absent"]
+    assert main.index(absent) > main.index(next(t for t in main if t.get("ansible.builtin.meta") == "end_role"))
     (end,) = [t for t in main if t.get("ansible.builtin.meta") == "end_role"]
     assert end["when"] == "%s_state == 'present'" % role
     text = "".join(path.read_text() for path in tasks.glob("*.yml"))
