@@ -26,6 +26,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.plan impo
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.plan import gitlab_runner_plan
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator.plan import gpu_operator_plan
 from ansible_collections.gpuci.runners.plugins.plugin_utils.controller_action import ControllerAction
+from ansible_collections.gpuci.runners.plugins.plugin_utils import converge_follows
 from ansible_collections.gpuci.runners.plugins.plugin_utils.filter_errors import build
 
 
@@ -71,6 +72,12 @@ class ActionModule(ControllerAction):
 
     def act(self, params):
         result = role_plan(params["role"], params["settings"], params["gpu_classes"], params["refuse"])
+        # A present cluster role in a play without gpuci.runners.converge would change nothing, silently.
+        unconverged = converge_follows.warning(
+            params["role"], params["settings"].get(params["role"] + "_state"), self.task_vars.get("ansible_run_tags"),
+            converge_follows.runs_whole(self._task), converge_follows.play_of(self._task))
+        if unconverged and not result.get("failed"):
+            result["warnings"] = list(result.get("warnings") or []) + [unconverged]
         # A plan's notes (ARC's: nothing of it declared) are shown without -v, the plan itself only with it.
         for note in result.get("notes") or []:
             display.display("%s (%s): %s" % (self.host, params["role"], note))

@@ -24,14 +24,16 @@ class ControllerAction(ActionBase):
     NAME = ""
     ARGUMENT_SPEC: dict = {}
     host = ""
+    task_vars: dict = {}
 
     def act(self, params):
-        """The result for the validated ``params``; raises AnsibleError to fail. ``self.host`` names the host."""
+        """The result for the validated ``params``; raises AnsibleError to fail. ``self.host`` names the host, ``self.task_vars`` holds the task's variables."""
         raise NotImplementedError
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
-        self.host = (task_vars or {}).get("inventory_hostname", "")
+        self.task_vars = task_vars or {}
+        self.host = self.task_vars.get("inventory_hostname", "")
         validated = ArgumentSpecValidator(self.ARGUMENT_SPEC).validate(self._task.args)
         if validated.error_messages:
             # The messages name the arguments, never their values (which may hold Secrets).
