@@ -23,6 +23,9 @@ description:
   - A plan's C(warnings) (the GPU Operator's, about chart values that upstream removed) are shown as warnings,
     its C(notes) (the ARC role's, that the inventory declares nothing of ARC) as a line of output; the plan itself
     only with C(-v).
+  - For a present cluster role (C(gpu_operator), C(gitlab_runner), C(arc_runners)) run whole, it also warns when
+    the play holds no role C(gpuci.runners.converge) among its roles and C(include_role) tasks - without it
+    nothing of the plan is applied. A run whose tags are only C(<role>_preflight) does not warn.
   - Why a result to register, not C(ansible_facts) - Ansible keeps an action's facts in its fact cache, which a
     jsonfile or redis cache, or the fact storage of an AWX job template, writes out and brings back into the
     next run; a registered result lives in the run's memory only.
