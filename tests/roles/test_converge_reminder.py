@@ -35,8 +35,8 @@ CONVERGE_BY_SHORT_NAME = {
         {"ansible.builtin.include_role": {"name": "converge"}, "when": False},
     ]}],
 }
-PREFLIGHT_ONLY = {"tasks": [{"ansible.builtin.include_role": {"name": "gpuci.runners.gitlab_runner",
-                                                               "tasks_from": "preflight.yml"}}]}
+PREFLIGHT_ONLY = {"tasks": [{"ansible.builtin.include_role": {
+    "name": "gpuci.runners.gitlab_runner", "tasks_from": "preflight.yml"}}]}
 
 
 def run_play(tmp_path, play, *extra):
