@@ -15,9 +15,10 @@ wording allows for that.
 
 from __future__ import annotations
 
+# The cluster roles that converge through it, listed once (the canary runs its own Jobs).
+from ansible_collections.gpuci.runners.plugins.module_utils.fleet.steps import ROLES as CLUSTER_ROLES
+
 CONVERGE_ROLE = "gpuci.runners.converge"
-# The cluster roles that converge through it (the canary runs its own Jobs).
-CLUSTER_ROLES = ("gpu_operator", "gitlab_runner", "arc_runners")
 
 
 def warning(role, state, run_tags, whole_role, play):
@@ -60,7 +61,8 @@ def runs_whole(task):
 
 def play_converges(play):
     """True when the play loaded the converge role, or holds an include_role of it."""
-    if any(_is_converge(role.get_name(), []) for role in play.get_roles()):
+    # A loaded role's name is its FQCN, however the play wrote it.
+    if any(role.get_name() == CONVERGE_ROLE for role in play.get_roles()):
         return True
     sections = (play.pre_tasks, play.tasks, play.post_tasks)
     return any(_includes_converge(entry) for section in sections for entry in section or [])
@@ -78,6 +80,5 @@ def _includes_converge(entry):
 
 def _is_converge(name, collections):
     """The role's name as the play wrote it: the FQCN, or ``converge`` with the collection in the play's ``collections``."""
-    if name == CONVERGE_ROLE:
-        return True
-    return name == CONVERGE_ROLE.rsplit(".", 1)[1] and "gpuci.runners" in collections
+    collection, short_name = CONVERGE_ROLE.rsplit(".", 1)
+    return name == CONVERGE_ROLE or (name == short_name and collection in collections)

@@ -60,9 +60,9 @@ def test_a_role_keeps_no_copy_of_the_converge_steps(role):
     (absent,) = [t for t in main if "ansible.builtin.include_tasks" in t]
     assert absent["ansible.builtin.include_tasks"]["file"] == "absent.yml"
     assert absent["ansible.builtin.include_tasks"]["apply"]["tags"] == absent["tags"] == [role, role + "_absent"]
-    assert main.index(absent) > main.index(next(t for t in main if t.get("ansible.builtin.meta") == "end_role"))
     (end,) = [t for t in main if t.get("ansible.builtin.meta") == "end_role"]
     assert end["when"] == "%s_state == 'present'" % role
+    assert main.index(absent) > main.index(end)
     text = "".join(path.read_text() for path in tasks.glob("*.yml"))
     assert "gpuci.runners.helm_releases" not in (tasks / "finish.yml").read_text()
     assert "fleet_readback" not in text and "gpuci_fleet_apply" not in text
