@@ -58,6 +58,22 @@ CHECKS = {
         "proof": "the job ran its script in the project's checkout",
     },
 }
+# The negative control (GitLab mode): the GPU lanes' image, run by a pool
+# that asks for no GPU, as a job tagged for the wrong pool would be. It must
+# see no GPU device node and no nvidia-smi: what a GPU job sees comes from
+# its request (device plugin, runtime class, CDI), not from the image or the
+# node. A GPU lane is proved only when this holds (gitlab_verdict.py).
+NEGATIVE_CONTROL = {
+    "commands": [
+        'echo "gpu-canary: negative control on $(hostname), a pod without a GPU request"',
+        'for dev in /dev/nvidia* /dev/dri/renderD*; do if [ -e "$dev" ]; then echo "gpu-canary: negative control broken: $dev is visible";'
+        ' exit 1; fi; done',
+        'if command -v nvidia-smi; then echo "gpu-canary: negative control broken: nvidia-smi is on PATH"; exit 1; fi',
+        "echo 'gpu-canary: negative control holds: no /dev/nvidia* or /dev/dri/renderD* device node, no nvidia-smi'",
+    ],
+    "evidence": [r"^gpu-canary: negative control on \S+, ", r"^gpu-canary: negative control holds: "],
+    "broken": r"^gpu-canary: negative control broken: ",
+}
 # Log lines worth quoting besides the evidence (the GPU's name, the driver).
 CONTEXT_PATTERN = r"deviceName|driverName|driverInfo|^GPU [0-9]+:"
 # canary_lanes names a lane's Job <JOB_PREFIX><lane name> (its job_name, by

@@ -17,8 +17,12 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.checks import MIG_PROFILE, NO_GPU
-from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.ci_snippets import gitlab_job_name
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.checks import MIG_PROFILE, NEGATIVE_CONTROL, NO_GPU
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.ci_snippets import (
+    NEGATIVE_CONTROL_JOB,
+    gitlab_job_name,
+    negative_control_pool,
+)
 
 # How much of a failed job's trace a result quotes.
 OUTPUT_LINES = 20
@@ -92,6 +96,63 @@ def _verdict(lane, entry, job, pipeline, lines, patterns, check, context):
     evidence = [line for line in lines if any(re.search(p, line) for p in quoted)]
     result = "passed" if lane["gpu_access"] == NO_GPU else "proved"
     return result, "%s (GitLab job %s)" % (check["proof"], job["id"]), evidence
+
+
+def judge_negative_control(lanes, gitlab, context):
+    """The negative control's job (ci_snippets.NEGATIVE_CONTROL_JOB): where it ran, ``holds``, ``reason``, ``evidence``.
+
+    It holds only when its job succeeded on a real node and its trace says
+    it saw no GPU device node and no nvidia-smi; a simulated node proves
+    nothing either way.
+    """
+    pool = negative_control_pool(lanes)
+    pipeline = gitlab.get("pipeline") or {}
+    job = (gitlab.get("jobs") or {}).get(NEGATIVE_CONTROL_JOB) or {}
+    pod = job.get("pod") or {}
+    node = pod.get("node") or None
+    entry = {"job_name": NEGATIVE_CONTROL_JOB, "job_id": job.get("id"), "job_url": job.get("web_url"),
+             "pool": pool["name"] if pool else None, "tags": list((pool or {}).get("tags") or []),
+             "status": job.get("status"), "runner": job.get("runner"), "pod": pod.get("name"), "node": node,
+             "node_simulated": bool(node) and node in context["simulated"]}
+    lines = [str(line) for line in job.get("trace") or []]
+    quoted = NEGATIVE_CONTROL["evidence"] + [NEGATIVE_CONTROL["broken"]]
+    entry["evidence"] = [line for line in lines if any(re.search(p, line) for p in quoted)]
+    entry["result"], entry["reason"] = _negative_verdict(entry, job, pipeline, lines, context)
+    entry["holds"] = entry["result"] == "holds"
+    return entry
+
+
+def _negative_verdict(entry, job, pipeline, lines, context):
+    if not entry["pool"]:
+        return "missing", ("no GitLab pool without a GPU request to run it on: a GPU lane is proved only when a job "
+                           "without the request, in the same image, saw no GPU; add such a pool (gitlab_runner_pools)")
+    if not pipeline.get("id") or not job.get("id"):
+        return "missing", "pipeline %s has no job %s" % (pipeline.get("id"), NEGATIVE_CONTROL_JOB)
+    if job.get("gave_up") == "pending":
+        return "failed", "no runner with tags [%s] took job %s within %ds" % (
+            ", ".join(entry["tags"]), job["id"], context["gitlab_job_timeout"])
+    if entry["node_simulated"]:
+        return "scheduled-only", "job %s ran on simulated node %s, where containers do not run" % (
+            job["id"], entry["node"])
+    broken = [line for line in lines if re.search(NEGATIVE_CONTROL["broken"], line)]
+    if broken:
+        return "broken", "job %s without a GPU request saw a GPU: %s" % (job["id"], broken[0])
+    if job.get("status") != "success":
+        return "failed", "job %s %s" % (job["id"], _ended(job, context))
+    missing = [p for p in NEGATIVE_CONTROL["evidence"] if not any(re.search(p, line) for line in lines)]
+    if missing:
+        return "failed", "job %s succeeded but its trace lacks %s" % (job["id"], ", ".join(missing))
+    return "holds", "job %s without a GPU request (pool %s) saw no GPU device node and no nvidia-smi on %s" % (
+        job["id"], entry["pool"], entry["node"])
+
+
+def negative_control_part(control, lane_node):
+    """The negative control as a part of a GPU lane's verdict (for ``combine``): it never lowers a proof that holds."""
+    if control["holds"]:
+        where = "the GPU job's node too" if control["node"] == lane_node else "not the GPU job's node %s" % lane_node
+        return "proved", "%s (%s)" % (control["reason"], where)
+    result = "scheduled-only" if control["result"] == "scheduled-only" else "failed"
+    return result, "negative control: " + control["reason"]
 
 
 def _ended(job, context):

@@ -75,8 +75,39 @@ def proof_report(spec, path="report"):
         "lanes": verdict["lanes"],
     }
     if spec.get("gitlab") is not None:
-        report["gitlab"] = gitlab_summary(spec["gitlab"])
+        report["gitlab"] = dict(gitlab_summary(spec["gitlab"]), negative_control=verdict["negative_control"])
+        report["gitlab"]["pipeline_outcome"] = pipeline_outcome(report["gitlab"]["pipeline_status"], verdict["lanes"],
+                                                                verdict["negative_control"])
     return report
+
+
+def pipeline_outcome(status, lanes, control):
+    """The pipeline's status as a person should read it: which jobs made it so, and whether that is the simulation.
+
+    A job on a simulated node ends however kwok leaves it (GitLab Runner
+    reports ``runner_system_failure``); that fails the pipeline without any
+    fault of the runners, and its lane stays ``scheduled-only``, never passed.
+    """
+    if not status or status == "success":
+        return status or "none"
+    jobs = [job for lane in lanes for job in lane.get("gitlab_jobs") or []] + ([control] if control["job_id"] else [])
+    unsuccessful = [job for job in jobs if job["status"] != "success"]
+    groups = (("ran on simulated (kwok) nodes, where no container runs",
+               [job for job in unsuccessful if job["node_simulated"]]),
+              ("got no runner", [job for job in unsuccessful if not job["runner"]]),
+              ("did not succeed on a real node",
+               [job for job in unsuccessful if job["runner"] and not job["node_simulated"]]))
+    named = [(words, sorted(set(job["job_name"] for job in group))) for words, group in groups if group]
+    if not named:
+        return status
+    if len(named) == 1 and named[0][0] == groups[0][0]:
+        return ("%s, only because %s %s: their lanes are scheduled-only (not proved, not passed), and every job "
+                "on a real node succeeded" % (status, _jobs(named[0][1]), groups[0][0]))
+    return "%s: %s" % (status, "; ".join("%s %s" % (_jobs(names), words) for words, names in named))
+
+
+def _jobs(names):
+    return "job%s %s" % ("s" if len(names) > 1 else "", ", ".join(names))
 
 
 def gitlab_summary(gitlab):

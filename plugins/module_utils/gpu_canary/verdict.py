@@ -38,7 +38,12 @@ from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.lanes imp
     SIMULATED_LABEL,
     simulation_markers,
 )
-from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.gitlab_verdict import combine, judge_gitlab_job
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.gitlab_verdict import (
+    combine,
+    judge_gitlab_job,
+    judge_negative_control,
+    negative_control_part,
+)
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.progress import job_finish
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s.objects import metadata, object_name
 from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import (
@@ -113,21 +118,27 @@ def canary_verdict(spec, path="verdict"):
     else:
         context["gitlab_job_timeout"] = check_int(spec.get("gitlab_job_timeout"), child(path, "gitlab_job_timeout"),
                                                   minimum=1)
-        results = [judge_gitlab_lane(lane, gitlab, context) for lane in lanes]
+        control = judge_negative_control(lanes, gitlab, context)
+        results = [judge_gitlab_lane(lane, gitlab, context, control) for lane in lanes]
         kinds = GITLAB_RESULTS
-    return {
+    verdict = {
         "lanes": results,
         "nodes": table,
         "summary": dict((result, sum(1 for r in results if r["result"] == result)) for result in kinds),
         "simulated_nodes": sorted(simulated),
     }
+    if gitlab is not None:
+        verdict["negative_control"] = control
+    return verdict
 
 
-def judge_gitlab_lane(lane, gitlab, context):
+def judge_gitlab_lane(lane, gitlab, context, control):
     """A lane in GitLab mode: its GitLab pools by their jobs, its ARC scale sets by the canary Job, worst part wins.
 
     A lane whose node check failed keeps that failure as a part: the
-    runners would place its jobs nowhere either.
+    runners would place its jobs nowhere either. A GPU lane with GitLab
+    pools has the negative control (``control``, judge_negative_control) as
+    a part too: it is proved only when the control holds.
     """
     by_job = bool(lane.get("arc_scale_sets"))
     result = judge_lane(lane, context) if by_job else _without_job(lane, context)
@@ -137,6 +148,9 @@ def judge_gitlab_lane(lane, gitlab, context):
         parts.append(("node check", "failed", lane["node_check"]["reason"]))
     parts += [("GitLab job %s (pool %s)" % (entry["job_id"] or entry["job_name"], entry["pool"]), entry["result"],
                entry["reason"]) for entry in gitlab_jobs]
+    if gitlab_jobs and lane["gpu_access"] != "none":
+        lane_node = next((entry["node"] for entry in gitlab_jobs if entry["node"]), None)
+        parts.append(("negative control",) + negative_control_part(control, lane_node))
     result["result"], result["reason"] = combine(parts)
     result["gitlab_jobs"] = gitlab_jobs
     result["proved_by"] = (["canary Job"] if by_job else []) + (["GitLab job"] if gitlab_jobs else [])

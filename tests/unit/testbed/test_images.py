@@ -3,6 +3,7 @@
 """Which charts' components the testbed runs for real: those whose every image containerd holds."""
 from pathlib import Path
 
+import pytest
 import yaml
 
 from lib import images
@@ -48,11 +49,14 @@ def test_provided_archives_come_after_the_testbeds_own(tmp_path, monkeypatch):
     assert [p.name for p in archives[-2:]] == ["a.tar", "b.tar"]
 
 
-def test_the_local_inventory_names_the_runner_images_the_testbed_builds():
-    """inventories/local sets the chart's image values and helper_image to exactly what build-images.sh builds."""
-    inventory = yaml.safe_load((REPO / "inventories/local/group_vars/all/gitlab_runner.yml").read_text())
-    manager = inventory["gpuci_testbed_gitlab_runner_image"]
+@pytest.mark.parametrize("inventory_name", ["local", "gpu-proof"])
+def test_the_testbed_inventories_name_the_runner_images_the_testbed_builds(inventory_name):
+    """The testbed's inventories set the chart's image values and helper_image to exactly what build-images.sh builds."""
+    group_vars = REPO / "inventories" / inventory_name / "group_vars" / "all"
+    cluster = yaml.safe_load((group_vars / "cluster.yml").read_text())
+    manager = cluster["gpuci_testbed_gitlab_runner_image"]
     assert f"{manager['registry']}/{manager['image']}:{manager['tag']}" == RUNNER
-    assert inventory["gpuci_testbed_gitlab_runner_helper_image"] == HELPER
-    assert all(pool["helper_image"] == "{{ gpuci_testbed_gitlab_runner_helper_image }}"
-               for pool in inventory["gitlab_runner_pools"])
+    assert cluster["gpuci_testbed_gitlab_runner_helper_image"] == HELPER
+    pools = [pool for path in group_vars.glob("*.yml")
+             for pool in (yaml.safe_load(path.read_text()) or {}).get("gitlab_runner_pools") or []]
+    assert pools and all(pool["helper_image"] == "{{ gpuci_testbed_gitlab_runner_helper_image }}" for pool in pools)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary import gitlab_pipeline as canary_gitlab_pipeline
-from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.ci_snippets import canary_ci
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.ci_snippets import NEGATIVE_CONTROL_JOB, canary_ci
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.lanes import canary_lanes
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.proof_report import proof_report
 from ansible_collections.gpuci.runners.plugins.plugin_utils.ci_yaml import ci_yaml
@@ -33,6 +33,8 @@ NODES = [{"metadata": {"name": "kwok-l40s-0", "annotations": {"kwok.x-k8s.io/nod
                        "labels": {"nvidia.com/gpu.product": "NVIDIA-L40S"}},
           "status": {"allocatable": {"nvidia.com/gpu": "8"}}},
          {"metadata": {"name": "real-node", "labels": {}}}]
+NEGATIVE_OUTPUT = ("gpu-canary: negative control on runner-pod, a pod without a GPU request\n"
+                   "gpu-canary: negative control holds: no /dev/nvidia* or /dev/dri/renderD* device node, no nvidia-smi\n")
 CPU_OUTPUT = ("$ echo \"gpu-canary: CPU job ran on $(hostname) ($(uname -srm))\"\n"
               "gpu-canary: CPU job ran on runner-pod (Linux 6.1.0 x86_64)\n"
               "$ test -f .gitlab-ci.yml && echo 'gpu-canary: the checkout holds .gitlab-ci.yml'\n"
@@ -52,7 +54,8 @@ def standin(tmp_path):
 @pytest.fixture
 def runners(standin):
     # No runner has the a100 pool's tags [gpu, a100]: its job stays pending.
-    started = [FakeRunner(standin.url, CPU_TOKEN, {"gpu-canary-cpu": (CPU_OUTPUT, "success")}),
+    started = [FakeRunner(standin.url, CPU_TOKEN, {"gpu-canary-cpu": (CPU_OUTPUT, "success"),
+                                                   NEGATIVE_CONTROL_JOB: (NEGATIVE_OUTPUT, "success")}),
                FakeRunner(standin.url, L40S_TOKEN, {"gpu-canary-l40s": ("ERROR: timed out waiting for pod\n", "failed")})]
     for runner in started:
         runner.start()
@@ -105,7 +108,7 @@ def test_pipeline_jobs_routed_by_tags_judged_per_lane(standin, runners):
     assert jobs["gpu-canary-cpu"]["runner"]["description"] == "cpu"
     assert jobs["gpu-canary-l40s"]["runner"]["description"] == "l40s"
     assert (jobs["gpu-canary-a100-mig"]["status"], jobs["gpu-canary-a100-mig"]["gave_up"]) == ("pending", "pending")
-    assert runners[0].taken == ["gpu-canary-cpu"] and runners[1].taken == ["gpu-canary-l40s"]
+    assert runners[0].taken == ["gpu-canary-cpu", NEGATIVE_CONTROL_JOB] and runners[1].taken == ["gpu-canary-l40s"]
     assert any("pending: " in line and "gpu-canary-a100-mig" in line for line in said), said
 
     document = report(result)
@@ -127,6 +130,12 @@ def test_pipeline_jobs_routed_by_tags_judged_per_lane(standin, runners):
     assert "no runner with tags [gpu, a100] took job %d within 3s" % jobs["gpu-canary-a100-mig"]["id"] in a100["reason"]
     assert document["summary"] == {"proved": 0, "passed": 1, "scheduled-only": 1, "failed": 1}
     assert document["gitlab"]["pipeline_id"] == 1
+    # The negative control ran on the cpu pool's runner and held; its node was not read (no pod listed).
+    control = document["gitlab"]["negative_control"]
+    assert (control["result"], control["runner"]["description"]) == ("holds", "cpu"), control
+    assert document["gitlab"]["pipeline_outcome"] == (
+        "%s: job gpu-canary-l40s ran on simulated (kwok) nodes, where no container runs; job gpu-canary-a100-mig "
+        "got no runner" % result["pipeline"]["status"])
     assert [row["name"] for row in document["nodes"] if "l40s-cuda-1gpu" in row["landed"]] == ["kwok-l40s-0"]
     assert TOKEN not in json.dumps(document)
 
