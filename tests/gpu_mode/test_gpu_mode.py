@@ -163,6 +163,56 @@ def test_the_lane_is_proved(proof, proof_class):
     assert any(proof_class.upper() in line for line in lane["evidence"]), lane["evidence"]
 
 
+# --- the GPU pool's GitLab job, through the real GitLab Runner ---------------------------------------------
+
+def _gitlab_job(proof, pool):
+    (lane,) = proof["lanes"]
+    return next(job for job in lane["gitlab_jobs"] if job["pool"] == pool)
+
+
+def test_the_canary_ran_a_pipeline_in_gitlab_mode(proof):
+    gitlab = proof["gitlab"]
+    assert gitlab["pipeline_id"] and gitlab["project"]["path"] == "gpuci/canary", gitlab
+    (lane,) = proof["lanes"]
+    assert lane["proved_by"] == ["canary Job", "GitLab job"], lane
+
+
+def test_the_gpu_pools_runner_built_the_job_pod_with_the_gpu_on_the_real_node(proof, proof_class):
+    """The real runner took the job by its tags; its Kubernetes executor's pod, read from the cluster while it ran."""
+    job = _gitlab_job(proof, proof_class)
+    assert job["runner"] and job["runner"]["description"] == proof_class, job
+    assert job["pod"] and job["pod"].startswith("runner-"), job
+    assert (job["node"], job["node_simulated"]) == (REAL_NODE, False), job
+    assert job["runtime_class"] == gpu.RUNTIME_HANDLER, job
+    assert job["device_limits"] == {"build": {gpu.RESOURCE: "1"}}, "the GPU belongs to the build container alone"
+
+
+def test_on_the_fake_driver_the_gitlab_job_says_why_it_proves_nothing(proof, gpu_mode, proof_class):
+    if gpu_mode != "fake":
+        pytest.skip("a real GPU here: see test_the_gitlab_job_proves_the_lane")
+    job = _gitlab_job(proof, proof_class)
+    # The container ran and its trace reached GitLab: the stand-in nvidia-smi's own words, through the NVIDIA runtime.
+    assert "stand-in nvidia-smi: no GPU here" in job["evidence"], job["evidence"]
+    assert job["result"] == "failed" and job["status"] == "failed", job
+    assert proof["lanes"][0]["result"] == "failed"
+
+
+@pytest.mark.gpu
+def test_the_gitlab_job_proves_the_lane(proof, proof_class):
+    job = _gitlab_job(proof, proof_class)
+    assert (job["result"], job["status"]) == ("proved", "success"), job
+    assert any(proof_class.upper() in line for line in job["evidence"]), job["evidence"]
+
+
+def test_the_negative_control_job_on_the_same_node_saw_no_gpu(proof):
+    control = proof["gitlab"]["negative_control"]
+    assert (control["result"], control["holds"]) == ("holds", True), control
+    assert control["runner"]["description"] == "cpu" and control["pool"] == "cpu", control
+    assert (control["node"], control["node_simulated"]) == (REAL_NODE, False), control
+    assert control["runtime_class"] is None and control["device_limits"] == {}, control
+    assert any(line.startswith("gpu-canary: negative control holds: ") for line in control["evidence"]), control
+
+
 def test_negative_control_script_refuses(proof, layout):
     done = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "gpu" / "negative_control.py")],
                           capture_output=True, text=True, check=False,

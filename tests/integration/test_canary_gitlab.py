@@ -15,6 +15,9 @@ runner managers poll the stand-in from the real node; then canary.yml:
   simulated (kwok) nodes, where nothing executes, so those lanes are
   `scheduled-only` with the node the scheduler chose, and whatever the job
   did there is the simulation's;
+- runs the negative control (the GPU jobs' image on the CPU pool, no GPU
+  request) for real on the real node, and says in the report's pipeline
+  line that the simulated jobs, not the collection, failed the pipeline;
 - keeps the ARC lanes on their canary Job;
 - in check mode commits nothing and creates no pipeline;
 - never shows its token: not at -vvv, not in the report, not in the
@@ -126,6 +129,24 @@ def test_gpu_lanes_are_scheduled_only_on_the_node_the_scheduler_chose(gitlab_can
         assert job["node"] in simulated and job["node_simulated"], job
         assert "the simulation's, not the lane's" in job["reason"], job["reason"]
         assert lane["result"] != "proved", lane
+
+
+def test_the_negative_control_ran_for_real_on_the_cpu_pool_and_held(gitlab_canary):
+    control = gitlab_canary["report"]["gitlab"]["negative_control"]
+    assert (control["result"], control["pool"], control["runner"]["description"]) == ("holds", "cpu", "cpu"), control
+    assert (control["node"], control["node_simulated"]) == (REAL_NODE, False), control
+    assert control["pod"] and control["pod"].startswith("runner-"), control
+
+
+def test_the_pipeline_line_says_the_simulated_jobs_failed_it_not_the_collection(gitlab_canary):
+    gitlab = gitlab_canary["report"]["gitlab"]
+    outcome = gitlab["pipeline_outcome"]
+    if gitlab["pipeline_status"] != "success":
+        simulated = sorted(f"gpu-canary-{pool}" for pool in GPU_POOLS)
+        assert outcome.startswith(f"{gitlab['pipeline_status']}, only because jobs {', '.join(simulated)} ran on "
+                                  "simulated (kwok) nodes"), outcome
+        assert "scheduled-only (not proved, not passed)" in outcome
+    assert f"| pipeline | [{gitlab['pipeline_id']}]({gitlab['pipeline_url']}), {outcome} |" in gitlab_canary["markdown"]
 
 
 def test_arc_lanes_keep_their_canary_job(gitlab_canary):

@@ -58,7 +58,10 @@ CANARY_SELECTOR = "app.kubernetes.io/part-of=gpuci-runners,app.kubernetes.io/com
 
 def canary_vars(report_dir: Path, **extra) -> dict:
     # The canary Job path (GitLab mode, which inventories/local turns on, is test_canary_gitlab.py's).
+    # The role's default images (inventories/local names the testbed's Debian image instead): on the
+    # simulated nodes nothing pulls them.
     return dict({"gitlab_runner_pools": POOLS, "arc_runners_scale_sets": SCALE_SETS, "gpu_canary_gitlab_url": "",
+                 "gpu_canary_images": {"cuda": "nvidia/cuda:12.4.1-base-ubuntu22.04", "dri": "ubuntu:24.04"},
                  "gpu_canary_namespace": NAMESPACE, "gpu_canary_report_dir": str(report_dir)}, **extra)
 
 

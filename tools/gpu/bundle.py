@@ -48,9 +48,11 @@ MANIFEST = "manifest.json"
 COLLECTIONS = ("kubernetes/core", "community/general", "ansible/posix")
 # What the controller needs beyond the GPU machine's own Python 3.12 (whose
 # image has requests, PyYAML, Jinja2, aiohttp, packaging and more): ansible-core,
-# the Kubernetes client, the TOML writer. pip resolves their dependencies; the
-# wheels of packages already there are dropped (ALREADY_THERE).
-REQUIREMENTS = ("ansible-core>=2.19,<2.20", "kubernetes>=31,<38", "tomli-w>=1.0,<2")
+# the Kubernetes client, the TOML writer, and python-gitlab (the role creating
+# the proof's runners, the canary's pipeline in GitLab mode), as requirements.txt
+# pins them. pip resolves their dependencies; the wheels of packages already
+# there are dropped (ALREADY_THERE).
+REQUIREMENTS = ("ansible-core>=2.19,<2.20", "kubernetes>=31,<38", "tomli-w>=1.0,<2", "python-gitlab>=4.4,<7")
 ALREADY_THERE = frozenset((
     "pyyaml", "jinja2", "markupsafe", "packaging", "requests", "urllib3", "certifi", "idna", "charset-normalizer",
     "six", "python-dateutil", "typing-extensions", "aiohttp", "aiosignal", "frozenlist", "multidict", "yarl",

@@ -2,9 +2,11 @@
 # make gpu-proof: on a host with an NVIDIA GPU, prove its lane (h100, h200) for real.
 # Starts the testbed in GPU mode (real-0 gets the host's GPU: container_toolkit
 # role, NVIDIA runtime, CDI, device plugin), converges inventories/gpu-proof
-# (a GitLab pool and an ARC scale set of the host GPU's built-in class), runs
-# the canary, runs the negative control, looks for /dev/dri, prints the
-# report, stops everything. GPUCI_PROOF_GPU_CLASS names the class instead
+# (a GitLab pool and an ARC scale set of the host GPU's built-in class, and a
+# cpu pool), runs the canary in GitLab mode (the GPU pool's job through the
+# real GitLab Runner, its negative control on the cpu pool; the ARC lane by
+# the canary Job), runs the runtime-class negative control, looks for
+# /dev/dri, prints the report, stops everything. GPUCI_PROOF_GPU_CLASS names the class instead
 # (a FAKE-driver try, with the class's product in GPUCI_PROOF_EXTRA_VARS).
 # Tools come from the venv, or from an unpacked bundle (docs/gpu-mode.md):
 # GPUCI_PYTHON and GPUCI_ANSIBLE_PLAYBOOK name them.
@@ -39,7 +41,7 @@ if [ -z "${GPUCI_KEEP_TESTBED:-}" ]; then
 fi
 step "converge inventories/gpu-proof ($gpu_class GitLab pool, $gpu_class ARC scale set)"
 "$playbook" -i inventories/gpu-proof playbooks/site.yml -e "$extra_vars"
-step "canary: one proof job per lane"
+step "canary: the GitLab pipeline (GPU job, negative control) and one canary Job per lane"
 "$playbook" -i inventories/gpu-proof playbooks/canary.yml -e "$extra_vars" -e "gpu_canary_report_dir=$report_dir"
 step "negative control"
 "$python" tools/gpu/negative_control.py | tee "$report_dir/negative-control.txt"

@@ -44,6 +44,8 @@ FINISHED = frozenset(("success", "failed", "canceled", "skipped"))
 # (buildLabels), by which the pods are listed.
 JOB_ID_ANNOTATION = "job.runner.gitlab.com/id"
 PROJECT_ID_LABEL = "project.runner.gitlab.com/id"
+# A container's resources that are not devices.
+PLAIN_RESOURCES = frozenset(("cpu", "memory", "ephemeral-storage"))
 # The line the Kubernetes executor writes into every trace ("Running on <pod> via <manager>...").
 _RUNNING_ON = re.compile(r"^Running on (?P<pod>\S+) via ")
 # What a trace carries besides text: ANSI colours and GitLab's collapsible section markers.
@@ -151,14 +153,31 @@ def pod_of_job(pods, job_id, trace=None):
     for pod in pods or []:
         meta = pod.get("metadata") or {}
         if str((meta.get("annotations") or {}).get(JOB_ID_ANNOTATION)) == str(job_id):
+            spec = pod.get("spec") or {}
             return {"name": meta.get("name"), "namespace": meta.get("namespace"),
-                    "node": (pod.get("spec") or {}).get("nodeName") or None,
-                    "phase": (pod.get("status") or {}).get("phase")}
+                    "node": spec.get("nodeName") or None, "phase": (pod.get("status") or {}).get("phase"),
+                    "runtime_class": spec.get("runtimeClassName") or None, "device_limits": device_limits(spec)}
     for line in trace or []:
         match = _RUNNING_ON.match(line)
         if match:
-            return {"name": match.group("pod"), "namespace": None, "node": None, "phase": None}
+            return {"name": match.group("pod"), "namespace": None, "node": None, "phase": None,
+                    "runtime_class": None, "device_limits": {}}
     return None
+
+
+def device_limits(pod_spec):
+    """The extended resources (devices) each container of a pod spec is limited to: ``{container: {resource: qty}}``.
+
+    What GitLab Runner made of the pool's pod_spec patch: the GPU belongs to
+    the build container, never to the helper.
+    """
+    limits = {}
+    for container in pod_spec.get("containers") or []:
+        devices = dict((name, str(quantity)) for name, quantity in
+                       ((container.get("resources") or {}).get("limits") or {}).items() if name not in PLAIN_RESOURCES)
+        if devices:
+            limits[container.get("name")] = devices
+    return limits
 
 
 def give_up(job, now, pending_timeout, run_timeout):

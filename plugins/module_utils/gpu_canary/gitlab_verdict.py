@@ -52,6 +52,8 @@ def judge_gitlab_job(lane, pool, gitlab, context):
         "runner": job.get("runner"),
         "pod": pod.get("name"),
         "pod_namespace": pod.get("namespace"),
+        "runtime_class": pod.get("runtime_class"),
+        "device_limits": pod.get("device_limits") or {},
         "node": node,
         "node_simulated": bool(node) and node in context["simulated"],
         "started_at": job.get("started"),
@@ -112,7 +114,8 @@ def judge_negative_control(lanes, gitlab, context):
     node = pod.get("node") or None
     entry = {"job_name": NEGATIVE_CONTROL_JOB, "job_id": job.get("id"), "job_url": job.get("web_url"),
              "pool": pool["name"] if pool else None, "tags": list((pool or {}).get("tags") or []),
-             "status": job.get("status"), "runner": job.get("runner"), "pod": pod.get("name"), "node": node,
+             "status": job.get("status"), "runner": job.get("runner"), "pod": pod.get("name"),
+             "runtime_class": pod.get("runtime_class"), "device_limits": pod.get("device_limits") or {}, "node": node,
              "node_simulated": bool(node) and node in context["simulated"]}
     lines = [str(line) for line in job.get("trace") or []]
     quoted = NEGATIVE_CONTROL["evidence"] + [NEGATIVE_CONTROL["broken"]]

@@ -248,7 +248,13 @@ def test_report_validates_and_its_markdown_shows_each_gitlab_job(standin, runner
     assert "| lanes | 0 proved, 1 passed, 1 scheduled-only, 1 failed |" in text
     assert "| pipeline | [1](%s/gpuci/canary/-/pipelines/1), " % standin.url in text
     rows = [line for line in text.splitlines() if line.startswith("| cpu |")]
-    assert rows and rows[0].endswith("| GitLab cpu | GitLab job |"), rows
+    cpu_job = document["lanes"][-1]["gitlab_jobs"][0]
+    assert rows and rows[0].endswith("| GitLab cpu | GitLab job %d of pipeline 1 (runner cpu, pod `runner-fake-%d` on `-`) |"
+                                     % (cpu_job["job_id"], cpu_job["job_id"])), rows
+    assert "| pipeline | [1](%s/gpuci/canary/-/pipelines/1), %s |" % (
+        standin.url, document["gitlab"]["pipeline_outcome"]) in text
+    assert "| negative control | holds: job " in text
+    assert "gpu-canary: negative control holds: no /dev/nvidia*" in text
     assert "Runner: cpu (id 1000);" in text and "gpu-canary: CPU job ran on runner-pod (Linux 6.1.0 x86_64)" in text
     assert "node: `kwok-l40s-0` (simulated)." in text
     assert TOKEN not in text

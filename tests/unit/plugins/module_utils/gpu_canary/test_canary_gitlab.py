@@ -97,10 +97,15 @@ def test_trace_lines_drop_the_runner_s_timestamp_prefixes():
 def test_pod_of_job_by_the_runner_s_annotation_else_the_trace():
     pods = [{"metadata": {"name": "other", "annotations": {"job.runner.gitlab.com/id": "6"}}},
             {"metadata": {"name": "runner-x", "namespace": "jobs", "annotations": {"job.runner.gitlab.com/id": "7"}},
-             "spec": {"nodeName": "kwok-l40s-0"}, "status": {"phase": "Running"}}]
-    assert pod_of_job(pods, 7) == {"name": "runner-x", "namespace": "jobs", "node": "kwok-l40s-0", "phase": "Running"}
+             "spec": {"nodeName": "kwok-l40s-0", "runtimeClassName": "nvidia", "containers": [
+                 {"name": "build", "resources": {"limits": {"cpu": "1", "nvidia.com/gpu": 1}}},
+                 {"name": "helper", "resources": {"limits": {"memory": "1Gi"}}}]},
+             "status": {"phase": "Running"}}]
+    assert pod_of_job(pods, 7) == {"name": "runner-x", "namespace": "jobs", "node": "kwok-l40s-0", "phase": "Running",
+                                   "runtime_class": "nvidia", "device_limits": {"build": {"nvidia.com/gpu": "1"}}}
     assert pod_of_job([], 7, ["Running on runner-y via m..."]) == {"name": "runner-y", "namespace": None,
-                                                                   "node": None, "phase": None}
+                                                                   "node": None, "phase": None,
+                                                                   "runtime_class": None, "device_limits": {}}
     assert pod_of_job(pods, 8) is None
 
 
