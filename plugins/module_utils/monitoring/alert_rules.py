@@ -42,27 +42,28 @@ from ansible_collections.gpuci.runners.plugins.module_utils.common.validation im
 # name: (component, version it exists from, the labels the rules read, where it is defined)
 METRICS = {
     "gitlab_runner_jobs": (
-        "GitLab Runner", "14.6 (as ci_runner_builds before 10.x; idle series since 14.6)",
+        "GitLab Runner", "11.0 (named ci_runner_builds before)",
         "runner, runner_name, system_id, state, stage, executor_stage", "commands/builds_helper.go"),
     "gitlab_runner_concurrent": (
         "GitLab Runner", "11.4", "(none)", "commands/multi.go"),
     "gitlab_runner_failed_jobs_total": (
-        "GitLab Runner", "16.6 (labels fixed there; mode label since 19.0)",
+        "GitLab Runner", "11.0 (ci_runner_failed_jobs_total from 10.4; labels fixed in 16.6, mode since 19.0)",
         "runner, runner_name, failure_reason, mode", "helpers/prometheus/failures_collector.go"),
     "gitlab_runner_job_queue_duration_seconds": (
         "GitLab Runner", "16.4", "runner, runner_name, system_id, project_jobs_running",
         "commands/builds_helper.go"),
     "DCGM_FI_DEV_XID_ERRORS": (
-        "DCGM exporter", "2.0 (default counters); pod, namespace with DCGM_EXPORTER_KUBERNETES",
+        "DCGM exporter",
+        "default counters (4.6.0-4.8.3 in the GPU Operator v26.7.0 chart); pod, namespace with DCGM_EXPORTER_KUBERNETES",
         "gpu, UUID, Hostname, modelName, pod, namespace, container", "etc/default-counters.csv"),
     "DCGM_FI_DEV_GPU_UTIL": (
-        "DCGM exporter", "2.0 (default counters); not reported for MIG instances",
+        "DCGM exporter", "default counters, as above; not reported for MIG instances",
         "gpu, UUID, Hostname, modelName, pod, namespace, container", "etc/default-counters.csv"),
     "gha_desired_runners": (
-        "ARC gha-runner-scale-set listener", "0.8.0 (cmd/ghalistener)",
+        "ARC scale set listener", "documented for 0.9; listed in the 0.14.2 chart's listenerMetrics",
         "name, namespace, repository, organization, enterprise", "cmd/ghalistener/metrics/metrics.go"),
     "gha_max_runners": (
-        "ARC gha-runner-scale-set listener", "0.8.0 (cmd/ghalistener)",
+        "ARC scale set listener", "documented for 0.9; listed in the 0.14.2 chart's listenerMetrics",
         "name, namespace, repository, organization, enterprise", "cmd/ghalistener/metrics/metrics.go"),
     "up": ("Prometheus", "every version", "job, pool (SCRAPE_LABELS)", "the scrape itself"),
 }
