@@ -97,7 +97,6 @@ THRESHOLDS = {
 DEFAULT_RULE_LABELS = {"release": "kube-prometheus-stack"}
 DEFAULT_RULE_NAMESPACE = "monitoring"
 RULE_NAME = "gpuci-runners-alerts"
-OTHER_VARIABLES = ("gpuci_alert_rule_labels", "gpuci_alert_rule_namespace")
 
 REGEX_META = re.compile(r"[\\.+*?()|\[\]{}^$]")
 DURATION = re.compile(r"^(?:[0-9]+(?:ms|s|m|h|d|w|y))+$")
@@ -165,7 +164,7 @@ def monitoring_alert_rules(settings, kind="rules", defaults=None):
 def _reader(settings, defaults):
     """``get(name, default)``: the inventory's value, else the roles' default, else ``default``."""
     require_mapping(settings, "settings")
-    layers = [settings] + list(reversed(defaults if isinstance(defaults, list) else [defaults or {}]))
+    layers = [settings] + (defaults if isinstance(defaults, list) else [defaults or {}])
     for index, layer in enumerate(layers[1:]):
         require_mapping(layer, item("defaults", index))
 
