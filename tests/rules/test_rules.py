@@ -12,6 +12,7 @@ pass rules nobody checked.
 """
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -68,6 +69,25 @@ def test_every_alert_fires_when_it_should_and_stays_silent_when_it_should_not(tm
     write_rules(tmp_path / "gpuci.rules.yml", yaml.safe_load((HERE / "inventory.yml").read_text()))
     returncode, output = run_promtool("test", "rules", "alerts_test.yml", cwd=tmp_path)
     assert returncode == 0, output
+
+
+def test_the_docs_example_queries_evaluate(tmp_path):
+    shutil.copy(HERE / "queries_test.yml", tmp_path / "queries_test.yml")
+    write_rules(tmp_path / "gpuci.rules.yml", yaml.safe_load((HERE / "inventory.yml").read_text()))
+    returncode, output = run_promtool("test", "rules", "queries_test.yml", cwd=tmp_path)
+    assert returncode == 0, output
+
+
+def test_every_query_in_the_docs_is_one_promtool_evaluates():
+    def words(expr):
+        return " ".join(expr.split())
+
+    documented = [words(block) for block in re.findall(r"```promql\n(.*?)```", (REPO / "docs" / "monitoring.md").read_text(),
+                                                      re.DOTALL)]
+    tested = {words(case["expr"]) for test in yaml.safe_load((HERE / "queries_test.yml").read_text())["tests"]
+              for case in test["promql_expr_test"]}
+    assert len(documented) >= 3
+    assert [query for query in documented if query not in tested] == []
 
 
 def test_the_unit_tests_cover_every_alert_both_ways():
