@@ -82,8 +82,8 @@ def test_every_query_in_the_docs_is_one_promtool_evaluates():
     def words(expr):
         return " ".join(expr.split())
 
-    documented = [words(block) for block in re.findall(r"```promql\n(.*?)```", (REPO / "docs" / "monitoring.md").read_text(),
-                                                      re.DOTALL)]
+    page = (REPO / "docs" / "monitoring.md").read_text()
+    documented = [words(block) for block in re.findall(r"```promql\n(.*?)```", page, re.DOTALL)]
     tested = {words(case["expr"]) for test in yaml.safe_load((HERE / "queries_test.yml").read_text())["tests"]
               for case in test["promql_expr_test"]}
     assert len(documented) >= 3

@@ -291,8 +291,8 @@ def _gitlab_rules(pools, limits):
                limits["gpuci_alert_queue_window"], limits["gpuci_alert_queue_seconds"]),
             "warning", "Jobs of GitLab pool {{ $labels.pool }} wait too long for a runner",
             "The %s quantile of the time jobs picked up by pool {{ $labels.pool }} had waited in GitLab's queue "
-            "was {{ $value | humanizeDuration }} over the last %s." % (limits["gpuci_alert_queue_quantile"],
-                                                                   limits["gpuci_alert_queue_window"])),
+            "was {{ $value | humanizeDuration }} over the last %s."
+            % (limits["gpuci_alert_queue_quantile"], limits["gpuci_alert_queue_window"])),
         _alert(
             "GpuciGitlabRunnerSystemFailures",
             "%s (increase(gitlab_runner_failed_jobs_total%s[%s])) >= %d"
@@ -326,8 +326,8 @@ def _gpu_rules(namespaces, limits):
             % (_selector(namespace=namespaces, pod=""), limits["gpuci_alert_gpu_idle_percent"]),
             "warning", "CI job pod {{ $labels.namespace }}/{{ $labels.pod }} holds a GPU it does not use",
             "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} has been at most %s%% busy for %s while the CI job pod "
-            "{{ $labels.namespace }}/{{ $labels.pod }} held it." % (limits["gpuci_alert_gpu_idle_percent"],
-                                                                     limits["gpuci_alert_gpu_idle_for"]),
+            "{{ $labels.namespace }}/{{ $labels.pod }} held it."
+            % (limits["gpuci_alert_gpu_idle_percent"], limits["gpuci_alert_gpu_idle_for"]),
             limits["gpuci_alert_gpu_idle_for"]),
     ]
 
