@@ -11,13 +11,13 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 # The venv's tools and the testbed's helm/kubectl come first on PATH.
 export PATH := $(CURDIR)/$(BIN):$(shell bash tools/testbed/build.sh --print-paths 2>/dev/null):$(PATH)
 
-.PHONY: help venv build-testbed testbed-up testbed-down demo test units lint sanity integration helm4-tests host-tests \
+.PHONY: help venv build-testbed testbed-up testbed-down demo test units lint sanity rules-tests integration helm4-tests host-tests \
 	docker-tests gpu-mode-tests gpu-bundle gpu-proof bench clean
 
 help:
 	@echo "make demo          converge inventories/local on the local testbed, run the canary, print the proof report"
-	@echo "make test          all tests: units, lint, sanity, integration (builds what it needs)"
-	@echo "make units | lint | sanity | integration | helm4-tests | host-tests | docker-tests | gpu-mode-tests"
+	@echo "make test          all tests: units, lint, sanity, rules-tests, integration, ... (builds what it needs)"
+	@echo "make units | lint | sanity | rules-tests | integration | helm4-tests | host-tests | docker-tests | gpu-mode-tests"
 	@echo "make gpu-proof     on a host with an NVIDIA GPU: prove an h100 lane (docs/gpu-mode.md)"
 	@echo "make gpu-bundle    pack what gpu-proof needs for a GPU host without network (docs/gpu-mode.md)"
 	@echo "make testbed-up | testbed-down   start / stop the local cluster"
@@ -58,6 +58,12 @@ lint: venv
 sanity: venv
 	bash tests/sanity/run.sh
 
+# The alert rules under promtool (tests/rules): promtool is built first, so a
+# machine without it fails here instead of skipping the rules' tests.
+rules-tests: venv
+	bash tools/testbed/build.sh prometheus
+	$(BIN)/pytest -q tests/rules
+
 integration: venv build-testbed
 	$(BIN)/pytest -q --durations=25 tests/integration
 
@@ -72,7 +78,7 @@ helm4-tests: venv build-testbed
 	GPUCI_HELM=4 PATH="$$(GPUCI_HELM=4 bash tools/testbed/build.sh --print-paths):$$PATH" \
 		$(BIN)/pytest -q --durations=10 -m "not real_runner" $(HELM4_TESTS)
 
-test: units lint sanity integration helm4-tests host-tests docker-tests gpu-mode-tests
+test: units lint sanity rules-tests integration helm4-tests host-tests docker-tests gpu-mode-tests
 
 demo: venv build-testbed
 	bash tools/demo.sh

@@ -17,7 +17,7 @@ import yaml
 
 PLAYBOOKS = pathlib.Path(__file__).resolve().parents[2] / "playbooks"
 CLUSTER_PLAYBOOKS = ["site.yml", "gpu_operator.yml", "gitlab_runner.yml", "arc_runners.yml", "canary.yml",
-                     "teardown.yml", "plan.yml"]
+                     "teardown.yml", "plan.yml", "alert_rules.yml"]
 
 
 def test_the_preflight_task_name_calls_a_collection_filter():

@@ -75,10 +75,17 @@ def sha256(path: Path) -> str:
 
 # --- what goes in -------------------------------------------------------------
 
+# Cached binaries a GPU proof does not run: promtool and the Prometheus server
+# (about 185 MiB) serve the rule tests and a Prometheus the testbed does not start in GPU mode.
+NOT_BUNDLED = ("prometheus-",)
+
+
 def cache_members(bin_folders: list[Path], images: list[Path], provided: list[Path]) -> dict[str, Path]:
     """Bundle path -> file, laid out as the build cache: cache/<folder>/bin/<file>, cache/images/, ..."""
     members: dict[str, Path] = {}
     for folder in bin_folders:
+        if folder.parent.name.startswith(NOT_BUNDLED):
+            continue
         for file in sorted(folder.glob("*")):
             if file.is_file() and os.access(file, os.X_OK):
                 members[f"cache/{folder.parent.name}/bin/{file.name}"] = file

@@ -6,7 +6,8 @@
 #   ${GPUCI_TESTBED_CACHE:-~/.cache/gpuci-testbed}/<component>-<version>/bin
 # A component whose binaries are already there is not rebuilt.
 # Usage: build.sh [component ...]
-#   (kubernetes etcd kwok helm nvidia-ctk containerd runc cni device-plugin netsetup gitlab-runner;
+#   (kubernetes etcd kwok helm nvidia-ctk containerd runc cni device-plugin netsetup gitlab-runner
+#   prometheus;
 #   default all; the Docker tier's kind harness adds kind, etcd-kind and
 #   coredns-kind)
 # kubernetes includes the kubelet; containerd, runc and the CNI plugins make the
@@ -187,6 +188,22 @@ build_gitlab_runner() {
     go build -ldflags "$ldflags" -o "$dir/bin/" ./cmd/gitlab-runner ./cmd/gitlab-runner-helper)
 }
 
+# Prometheus and promtool from Prometheus's Go module (v0.3MM.P is Prometheus
+# 3.MM.P): promtool checks and unit-tests the collection's alert rules
+# (tests/rules); the server is for a Prometheus on the testbed. Stamped as
+# upstream's release stamps them (prometheus/common's version package).
+# Without the builtinassets tag the server serves its API but not the web UI.
+build_prometheus() {
+  local dir=$cache/prometheus-$PROMETHEUS_VERSION mod=github.com/prometheus/prometheus
+  have "$dir" prometheus promtool && { log "prometheus $PROMETHEUS_VERSION cached"; return; }
+  local release=${PROMETHEUS_VERSION#v0.} common=github.com/prometheus/common/version
+  release="${release:0:1}.$((10#${release:1:2})).${release#*.}"
+  log "building prometheus and promtool $PROMETHEUS_VERSION (Prometheus $release)"
+  GOBIN=$dir/bin with_progress prometheus go install -tags netgo \
+    -ldflags "-s -w -X $common.Version=$release -X $common.Branch=HEAD -X $common.Revision=$PROMETHEUS_VERSION" \
+    "$mod/cmd/prometheus@$PROMETHEUS_VERSION" "$mod/cmd/promtool@$PROMETHEUS_VERSION"
+}
+
 # The real node's container runtime: containerd 2.x (daemon, shim, ctr).
 build_containerd() {
   local dir=$cache/containerd-$CONTAINERD_VERSION
@@ -245,12 +262,13 @@ if [ "${1:-}" = --print-paths ]; then
   printf '%s:' "$(kubernetes_dir)/bin" "$cache/etcd-$ETCD_VERSION/bin" \
     "$cache/kwok-$KWOK_VERSION/bin" "$cache/helm-$HELM_VERSION/bin" "$cache/nvidia-ctk-$NVIDIA_CTK_VERSION/bin" \
     "$cache/containerd-$CONTAINERD_VERSION/bin" "$cache/runc-$RUNC_VERSION/bin" \
-    "$cache/cni-plugins-$CNI_PLUGINS_VERSION/bin" "$(own_dir deviceplugin)/bin" "$(own_dir netsetup)/bin" "$(gitlab_runner_dir)/bin" | sed 's/:$//'
+    "$cache/cni-plugins-$CNI_PLUGINS_VERSION/bin" "$(own_dir deviceplugin)/bin" "$(own_dir netsetup)/bin" "$(gitlab_runner_dir)/bin" \
+    "$cache/prometheus-$PROMETHEUS_VERSION/bin" | sed 's/:$//'
   exit 0
 fi
 
 components=("$@")
-[ ${#components[@]} -gt 0 ] || components=(kwok helm etcd nvidia-ctk kubernetes containerd runc cni device-plugin netsetup gitlab-runner)
+[ ${#components[@]} -gt 0 ] || components=(kwok helm etcd nvidia-ctk kubernetes containerd runc cni device-plugin netsetup gitlab-runner prometheus)
 for c in "${components[@]}"; do
   case $c in
     kubernetes) build_kubernetes ;;
@@ -267,6 +285,7 @@ for c in "${components[@]}"; do
     device-plugin) build_own deviceplugin gpuci-device-plugin ;;
     netsetup) build_own netsetup gpuci-netsetup ;;
     gitlab-runner) build_gitlab_runner ;;
+    prometheus) build_prometheus ;;
     *) echo "unknown component: $c" >&2; exit 2 ;;
   esac
 done

@@ -41,6 +41,15 @@ def test_members_keep_the_cache_layout_and_only_executables(fake_cache):
                                "cache/kubernetes-v1.34.4/bin/kubelet", "cache/nvidia-ctk-v1.17.8/bin/nvidia-ctk"]
 
 
+def test_the_rule_tests_promtool_and_prometheus_stay_out(tmp_path):
+    """The GPU proof runs no Prometheus: its cache folder is not bundled."""
+    folder = tmp_path / "prometheus-v0.316.0" / "bin"
+    folder.mkdir(parents=True)
+    (folder / "promtool").write_bytes(b"x")
+    (folder / "promtool").chmod(0o755)
+    assert bundle.cache_members([folder], [], []) == {}
+
+
 @needs_xz
 def test_parts_respect_their_bound_and_round_trip_across_calls(fake_cache, tmp_path):
     _cache, members = fake_cache

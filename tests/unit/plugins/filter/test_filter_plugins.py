@@ -25,7 +25,7 @@ FILTERS = ["ansible_core_requirement", "arc_runner_template", "arc_runners_absen
            "gitlab_runner_config", "gitlab_runner_preflight", "gitlab_runner_removed_objects",
            "gitlab_runner_restarts", "gitlab_runner_token_secrets",
            "gpu_nodes", "gpu_operator_host_toolkits", "gpu_operator_node_labels",
-           "gpu_pod_patch", "ownership_labels", "proof_report", "time_slicing_config"]
+           "gpu_pod_patch", "monitoring_alert_rules", "ownership_labels", "proof_report", "time_slicing_config"]
 
 # The positional argument of each filter: the GPU class catalogue, unless named here (None: it takes none).
 POSITIONAL = {"ansible_core_requirement": None, "gpu_operator_node_labels": None,
@@ -39,7 +39,8 @@ POSITIONAL = {"ansible_core_requirement": None, "gpu_operator_node_labels": None
               "fleet_objects": None, "fleet_readback": None,
               "arc_runners_finalizer_patches": None, "gpu_nodes": None,
               "arc_runners_absent": None, "arc_runners_leftovers": None, "fleet_steps": None,
-              "gitlab_runner_removed_objects": None, "gpu_operator_host_toolkits": "names"}
+              "gitlab_runner_removed_objects": None, "gpu_operator_host_toolkits": "names",
+              "monitoring_alert_rules": "kind"}
 
 
 def load(name):
@@ -60,6 +61,8 @@ def test_every_filter_file_is_listed():
         ("gitlab_runner_config", {"name": "x", "gpu_class": "v100"}, "gpuci.runners.gitlab_runner_config: pool.gpu_class: unknown GPU class"),
         ("arc_runner_template", {"name": "x", "container_mode": "podman"}, "gpuci.runners.arc_runner_template: scale_set.container_mode:"),
         ("time_slicing_config", {"l40s": True}, "gpuci.runners.time_slicing_config: replicas.l40s: must be an integer"),
+        ("monitoring_alert_rules", {"gpuci_alert_queue_seconds": "ten"},
+         "gpuci.runners.monitoring_alert_rules: gpuci_alert_queue_seconds: expected a positive number, got 'ten'"),
     ],
 )
 def test_errors_name_the_filter_field_and_value(name, value, expected):
