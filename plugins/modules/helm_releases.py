@@ -79,7 +79,7 @@ options:
             returns only once the release's pods are gone, not just its Deployments. A namespace deleted
             right after then goes at once, where pods still in their grace period would hold it until the
             namespace controller's next resync (minutes). I(timeout) must then cover the pods' own
-            C(terminationGracePeriodSeconds): GitLab runner managers stop gracefully (their running jobs
+            C(terminationGracePeriodSeconds) - GitLab runner managers stop gracefully (their running jobs
             finish) within it, and helm fails a wait that ends first, the Deployment still C(Terminating).
         type: bool
         default: false
