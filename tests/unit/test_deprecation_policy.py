@@ -70,6 +70,13 @@ def argument_spec_deprecations():
     return found
 
 
+def role_options(role):
+    """The top-level options of the role's argument specs."""
+    path = REPO / "roles" / role / "meta" / "argument_specs.yml"
+    specs = yaml.safe_load(path.read_text())["argument_specs"] if path.exists() else {}
+    return {name for entry in (specs or {}).values() for name in (entry.get("options") or {})}
+
+
 def changelog_entries():
     """{section: [(release, text)]}: the released changelog's (release ``X.Y.Z``) and the fragments' (release None)."""
     entries = {}
@@ -133,10 +140,12 @@ def test_every_deprecated_spelling_of_the_tables_is_in_step_with_the_argument_sp
         if version_problem(removed_in, current):
             problems.append("%s %s: %s" % (what, old, version_problem(removed_in, current)))
     for role, table in DEPRECATED_VARIABLES.items():
-        for old, (_new, removed_in) in table.items():
+        for old, (new, removed_in) in table.items():
             if specs.get((role, old)) != removed_in:
                 problems.append("%s: %s must be documented in its argument spec with removed_in_version %s"
                                 % (role, old, removed_in))
+            if new not in role_options(role):
+                problems.append("%s: %s is deprecated for %s, which the role does not have" % (role, old, new))
     for old, (new, _removed_in) in DEPRECATED_POOL_KEYS.items():
         known = pool_keys.GITLAB_POOL_KEYS | pool_keys.ARC_SCALE_SET_KEYS
         if new not in known or old in known or old in pool_keys.RENAMED_POOL_KEYS:
