@@ -19,9 +19,11 @@ import yaml
 from ansible_collections.gpuci.runners.plugins.module_utils.common import pool_keys
 from ansible_collections.gpuci.runners.plugins.module_utils.common.deprecations import (
     COLLECTION,
+    DEPRECATED_CLASS_KEYS,
     DEPRECATED_POOL_KEYS,
     DEPRECATED_VARIABLES,
 )
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu import classes
 
 REPO = Path(__file__).resolve().parents[2]
 NAMED = re.compile(r"``([^`]+)``")
@@ -119,7 +121,8 @@ def table_deprecations():
     """(what, name, Deprecation) of every entry of module_utils/common/deprecations.py."""
     return ([("variable of " + role, old, entry) for role, table in DEPRECATED_VARIABLES.items()
              for old, entry in table.items()]
-            + [("pool key", old, entry) for old, entry in DEPRECATED_POOL_KEYS.items()])
+            + [("pool key", old, entry) for old, entry in DEPRECATED_POOL_KEYS.items()]
+            + [("class key", old, entry) for old, entry in DEPRECATED_CLASS_KEYS.items()])
 
 
 def test_every_deprecation_of_an_argument_spec_names_the_collection_and_a_later_release():
@@ -150,6 +153,10 @@ def test_every_deprecated_spelling_of_the_tables_is_in_step_with_the_argument_sp
         known = pool_keys.GITLAB_POOL_KEYS | pool_keys.ARC_SCALE_SET_KEYS
         if new not in known or old in known or old in pool_keys.RENAMED_POOL_KEYS:
             problems.append("pool key %s: its new name %s must be known, the old one neither known nor refused"
+                            % (old, new))
+    for old, (new, _removed_in) in DEPRECATED_CLASS_KEYS.items():
+        if new not in classes.CLASS_KEYS or old in classes.CLASS_KEYS or old in classes.RENAMED_CLASS_KEYS:
+            problems.append("class key %s: its new name %s must be known, the old one neither known nor refused"
                             % (old, new))
     assert problems == []
 

@@ -3,14 +3,14 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Old spellings that still work, with a deprecation warning, until the release that refuses them.
 
-The policy is docs/deprecation.md. A role variable or a pool (or scale set)
-key that is renamed keeps working for at least one minor release: the
+The policy is docs/deprecation.md. A role variable, a pool (or scale set)
+key or a GPU class key that is renamed keeps working for at least one minor release: the
 tables below map its old name to the new one and to the version that
 refuses it. ``gpuci.runners.role_plan`` reads the old spelling into the new
 one before the plan is made, and returns a deprecation for each, which
 Ansible shows as ``[DEPRECATION WARNING]`` naming the collection and the
 version. At that version the entry moves from here to the refusal tables
-(``pool_keys.RENAMED_POOL_KEYS`` for keys), whose error names the new
+(``pool_keys.RENAMED_POOL_KEYS``, ``gpu.classes.RENAMED_CLASS_KEYS``), whose error names the new
 spelling; a unit test (tests/unit/test_deprecation_policy.py) fails while
 an entry's version is reached and it is still here, and when an entry has
 no ``deprecated_features`` changelog entry.
@@ -46,8 +46,17 @@ DEPRECATED_VARIABLES: dict[str, dict[str, Deprecation]] = {
 # Keys of a GitLab pool or ARC scale set read under an old name: {old key: Deprecation}. None today.
 DEPRECATED_POOL_KEYS: dict[str, Deprecation] = {}
 
-# The role variable that holds each role's pools or scale sets.
-POOL_VARIABLES = {"gitlab_runner": "gitlab_runner_pools", "arc_runners": "arc_runners_scale_sets"}
+# Keys of a GPU class of the inventory's gpu_classes read under an old name: {old key: Deprecation}. None today.
+DEPRECATED_CLASS_KEYS: dict[str, Deprecation] = {}
+
+# The settings of each role that hold pools or scale sets. The canary reads the runner roles' lists too,
+# and its own copies of them (by default the same lists).
+POOL_VARIABLES = {
+    "gitlab_runner": ("gitlab_runner_pools",),
+    "arc_runners": ("arc_runners_scale_sets",),
+    "gpu_canary": ("gitlab_runner_pools", "arc_runners_scale_sets", "gpu_canary_gitlab_pools",
+                   "gpu_canary_arc_scale_sets"),
+}
 
 
 def deprecation(old_path: str, new_path: str, removed_in: str) -> dict:
@@ -70,22 +79,41 @@ def renamed_pool_keys(entries, path: str, table=None) -> tuple[list, list[dict],
         return entries, [], []
     renamed, deprecations, problems = [], [], []
     for index, entry in enumerate(entries):
-        old_keys = [key for key in table if isinstance(entry, dict) and key in entry]
-        if not old_keys:
-            renamed.append(entry)
-            continue
-        entry_path = named_item(path, entry, index)
-        entry = dict(entry)
-        for old in old_keys:
-            new, removed_in = table[old]
-            if new in entry:
-                problems.append(problem(child(entry_path, old), "is the deprecated spelling of %s, which is set "
-                                        "too; remove %s" % (child(entry_path, new), old)))
-                continue
-            entry[new] = entry.pop(old)
-            deprecations.append(deprecation(child(entry_path, old), child(entry_path, new), removed_in))
+        entry, more, more_problems = _renamed_keys(entry, named_item(path, entry, index), table)
         renamed.append(entry)
+        deprecations += more
+        problems += more_problems
     return renamed, deprecations, problems
+
+
+def renamed_class_keys(classes, table=None) -> tuple[dict, list[dict], list[str]]:
+    """``(classes, deprecations, problems)``: the inventory's ``gpu_classes`` with deprecated keys renamed."""
+    table = DEPRECATED_CLASS_KEYS if table is None else table
+    if not isinstance(classes, dict):
+        return classes, [], []
+    renamed, deprecations, problems = {}, [], []
+    for name, entry in classes.items():
+        renamed[name], more, more_problems = _renamed_keys(entry, child("gpu_classes", name), table)
+        deprecations += more
+        problems += more_problems
+    return renamed, deprecations, problems
+
+
+def _renamed_keys(entry, entry_path: str, table) -> tuple[object, list[dict], list[str]]:
+    """One pool, scale set or class with its old keys under their new names (itself when it has none)."""
+    old_keys = [key for key in table if isinstance(entry, dict) and key in entry]
+    if not old_keys:
+        return entry, [], []
+    entry, deprecations, problems = dict(entry), [], []
+    for old in old_keys:
+        new, removed_in = table[old]
+        if new in entry:
+            problems.append(problem(child(entry_path, old), "is the deprecated spelling of %s, which is set "
+                                    "too; remove %s" % (child(entry_path, new), old)))
+            continue
+        entry[new] = entry.pop(old)
+        deprecations.append(deprecation(child(entry_path, old), child(entry_path, new), removed_in))
+    return entry, deprecations, problems
 
 
 def renamed_variables(role: str, settings: dict, user_vars: dict, defaults: dict, table=None):
@@ -109,12 +137,22 @@ def renamed_variables(role: str, settings: dict, user_vars: dict, defaults: dict
     return settings, deprecations, problems
 
 
-def read_old_spellings(role: str, settings: dict, user_vars: dict, defaults: dict):
-    """``(settings, deprecations, problems)``: the role's deprecated variables, then its pools' deprecated keys."""
+def read_old_spellings(role: str, settings: dict, user_vars: dict, defaults: dict, gpu_classes=None):
+    """``(settings, gpu_classes, deprecations, problems)``: the role's deprecated variables, its pools' and
+    the GPU classes' deprecated keys, read under their new names."""
     settings, deprecations, problems = renamed_variables(role, settings, user_vars, defaults)
-    variable = POOL_VARIABLES.get(role)
-    if variable and variable in settings:
-        settings[variable], more, key_problems = renamed_pool_keys(settings[variable], variable)
+    done = []  # (a list as the inventory wrote it, the same renamed): a copy of a list is not reported twice
+    for variable in POOL_VARIABLES.get(role, ()):
+        if variable not in settings:
+            continue
+        original = settings[variable]
+        seen = [renamed for before, renamed in done if before == original]
+        if seen:
+            settings[variable] = seen[0]
+            continue
+        settings[variable], more, key_problems = renamed_pool_keys(original, variable)
+        done.append((original, settings[variable]))
         deprecations += more
         problems += key_problems
-    return settings, deprecations, problems
+    gpu_classes, more, class_problems = renamed_class_keys(gpu_classes)
+    return settings, gpu_classes, deprecations + more, problems + class_problems

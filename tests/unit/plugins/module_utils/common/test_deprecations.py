@@ -109,3 +109,20 @@ def test_the_role_plan_refuses_both_spellings_with_the_plans_other_problems(depr
 def test_without_old_spellings_the_result_has_no_deprecations():
     result = role_plan("gitlab_runner", gitlab_settings({"name": "cpu", "token": "glrt-x"}))
     assert not result.get("failed") and "deprecations" not in result
+
+
+def test_an_old_class_key_is_read_under_its_new_name_naming_the_class():
+    classes = {"a10": {"product": "NVIDIA-A10", "access": ["cuda"]}}
+    renamed, found, problems = deprecations.renamed_class_keys(classes, {"access": Deprecation("gpu_access", "0.5.0")})
+    assert renamed == {"a10": {"product": "NVIDIA-A10", "gpu_access": ["cuda"]}} and problems == []
+    assert found[0]["msg"].startswith("gpu_classes.a10.access is deprecated: write gpu_classes.a10.gpu_access")
+
+
+def test_the_canary_reports_a_pool_once_though_it_reads_the_list_twice(deprecated_key):
+    pools = [{"name": "l40s", "accelerator": "l40s"}]
+    settings, _classes, found, problems = deprecations.read_old_spellings(
+        "gpu_canary", {"gitlab_runner_pools": pools, "gpu_canary_gitlab_pools": list(pools)}, {}, {})
+    assert settings["gitlab_runner_pools"] == settings["gpu_canary_gitlab_pools"] == [
+        {"name": "l40s", "gpu_class": "l40s"}]
+    assert [d["msg"].split(" ")[0] for d in found] == ["gitlab_runner_pools[name=l40s].accelerator"]
+    assert problems == []
