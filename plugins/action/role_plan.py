@@ -54,8 +54,8 @@ def role_plan(role, settings, gpu_classes=None, refuse=True, user_vars=None, def
     result, which Ansible shows as a deprecation warning naming the version that refuses it.
     """
     builder, separator = ROLE_PLANS[role]
-    settings, gpu_classes, deprecations, old_problems = read_old_spellings(role, settings, user_vars or {},
-                                                                          defaults or {}, gpu_classes)
+    settings, gpu_classes, deprecations, old_problems = read_old_spellings(
+        role, settings, user_vars or {}, defaults or {}, gpu_classes)
     plan = build(builder.__name__, builder, settings, gpu_classes)
     problems = old_problems + (plan.get("problems") or [])
     if refuse and problems:
