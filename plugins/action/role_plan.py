@@ -22,6 +22,7 @@ from __future__ import annotations
 from ansible.utils.display import Display
 
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.plan import arc_runners_plan
+from ansible_collections.gpuci.runners.plugins.module_utils.common.deprecations import DEPRECATED_VARIABLES, read_old_spellings
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.plan import canary_plan
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.plan import gitlab_runner_plan
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator.plan import gpu_operator_plan
@@ -41,21 +42,29 @@ ROLE_PLANS = {
 }
 
 
-def role_plan(role, settings, gpu_classes=None, refuse=True):
+def role_plan(role, settings, gpu_classes=None, refuse=True, user_vars=None, defaults=None):
     """The action's result: the plan (with ``changed``), or ``failed`` and ``msg`` when it has problems.
 
     ``refuse`` false keeps the plan without refusing it (the GPU Operator's
     removal, which reads only its names). A plan's ``warnings`` (the GPU
     Operator's: chart values upstream removed) are the result's, so Ansible
-    shows them as warnings.
+    shows them as warnings. Old spellings still read (module_utils/common/deprecations.py:
+    the role's deprecated variables found in ``user_vars``, its pools' deprecated keys)
+    are read under their new names first, and each is a ``deprecations`` entry of the
+    result, which Ansible shows as a deprecation warning naming the version that refuses it.
     """
     builder, separator = ROLE_PLANS[role]
+    settings, gpu_classes, deprecations, old_problems = read_old_spellings(
+        role, settings, user_vars or {}, defaults or {}, gpu_classes)
     plan = build(builder.__name__, builder, settings, gpu_classes)
-    problems = plan.get("problems") or []
+    problems = old_problems + (plan.get("problems") or [])
     if refuse and problems:
         # The run stops here: the message is the whole answer, without the plan.
         return {"changed": False, "failed": True, "msg": separator.join(problems)}
-    return dict(plan, changed=False)
+    result = dict(plan, changed=False)
+    if deprecations:
+        result["deprecations"] = deprecations
+    return result
 
 
 ARGUMENT_SPEC = {
@@ -71,7 +80,8 @@ class ActionModule(ControllerAction):
     ARGUMENT_SPEC = ARGUMENT_SPEC
 
     def act(self, params):
-        result = role_plan(params["role"], params["settings"], params["gpu_classes"], params["refuse"])
+        result = role_plan(params["role"], params["settings"], params["gpu_classes"], params["refuse"],
+                           *self.old_spellings(params["role"]))
         # A present cluster role in a play without gpuci.runners.converge would change nothing, silently.
         unconverged = converge_follows.warning(
             params["role"], params["settings"].get(params["role"] + "_state"), self.task_vars.get("ansible_run_tags"),
@@ -82,3 +92,13 @@ class ActionModule(ControllerAction):
         for note in result.get("notes") or []:
             display.display("%s (%s): %s" % (self.host, params["role"], note))
         return result
+
+    def old_spellings(self, role):
+        """(the role's deprecated variables the inventory sets, templated; the role's defaults)."""
+        old = [name for name in DEPRECATED_VARIABLES.get(role, {}) if name in self.task_vars]
+        if not old:
+            return {}, {}
+        # The role's defaults tell a new variable the inventory left alone from one it set.
+        task_role = getattr(self._task, "_role", None)
+        defaults = self._templar.template(task_role.get_default_vars()) if task_role else {}
+        return {name: self._templar.template(self.task_vars[name]) for name in old}, defaults

@@ -78,8 +78,9 @@ options:
           - On uninstall, delete in the foreground (helm C(--cascade foreground)), so that with I(wait) helm
             returns only once the release's pods are gone, not just its Deployments. A namespace deleted
             right after then goes at once, where pods still in their grace period would hold it until the
-            namespace controller's next resync (minutes). GitLab runner managers stop gracefully (their
-            running jobs finish) within I(timeout).
+            namespace controller's next resync (minutes). I(timeout) must then cover the pods' own
+            C(terminationGracePeriodSeconds) - GitLab runner managers stop gracefully (their running jobs
+            finish) within it, and helm fails a wait that ends first, the Deployment still C(Terminating).
         type: bool
         default: false
       atomic:

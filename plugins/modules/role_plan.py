@@ -23,6 +23,10 @@ description:
   - A plan's C(warnings) (the GPU Operator's, about chart values that upstream removed) are shown as warnings,
     its C(notes) (the ARC role's, that the inventory declares nothing of ARC) as a line of output; the plan itself
     only with C(-v).
+  - Old spellings still read (a role variable or a pool or scale set key renamed in a release; the tables of
+    C(module_utils/common/deprecations.py), docs/deprecation.md) are read under their new names before the plan is
+    made, each with a deprecation warning that names the new spelling and the version that refuses the old one;
+    both spellings at once are a problem.
   - For a present cluster role (C(gpu_operator), C(gitlab_runner), C(arc_runners)) run whole, it also warns when
     the play holds no role C(gpuci.runners.converge) among its roles and C(include_role) tasks - without it
     nothing of the plan is applied. A run whose tags are only C(<role>_preflight) does not warn.

@@ -29,7 +29,9 @@ takes them, pools without their tokens) it returns:
   Secrets (``[]`` when there are none);
 - ``converges``: whether the role installs anything (state present);
 - ``removal``: what decides the removals (``gitlab_runner/removals.py``):
-  the role's ``state``, ``prune``, ``namespace`` and ``timeout``;
+  the role's ``state``, ``prune``, ``namespace`` and ``timeout``, the
+  seconds an uninstall may wait for its manager to stop (at least the
+  managers' grace period, ``gitlab_runner/manager_stop.py``);
 - ``reads`` and ``readback_reads``: what the role reads, as
   ``gpuci.runners.k8s_reads`` takes it (answers under the group
   ``gitlab_runner``), to decide what a converge would change and what to
@@ -48,6 +50,7 @@ import copy
 
 from ansible_collections.gpuci.runners.plugins.module_utils.common.chart_source import check_chart_source
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.config import deep_merge, pool_configs
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.manager_stop import removal_timeout
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.preflight import (
     POOLS,
     pool_problems,
@@ -134,7 +137,9 @@ def gitlab_runner_plan(settings, gpu_classes=None):
         "converges": settings.get("gitlab_runner_state", "present") == "present",
         "removal": {"state": settings.get("gitlab_runner_state", "present"),
                     "prune": bool(settings.get("gitlab_runner_prune", True)),
-                    "namespace": settings["gitlab_runner_namespace"], "timeout": settings["gitlab_runner_wait_timeout"]},
+                    "namespace": settings["gitlab_runner_namespace"],
+                    "timeout": removal_timeout(settings["gitlab_runner_wait_timeout"],
+                                               settings.get("gitlab_runner_extra_values"))},
         "reads": _reads(settings, labels, selector, record_selectors),
         "readback_reads": _readback_reads(settings, selector) if releases else [],
         "problems": [],
