@@ -141,8 +141,14 @@ def proof(playbooks, gpu_mode, proof_class, tmp_path_factory):
     return json.loads((report_dir / "proof-report.json").read_text())
 
 
+def _gpu_lane(proof):
+    """The proof's GPU lane (in GitLab mode the cpu-control pool has a lane of its own: cpu)."""
+    (lane,) = [lane for lane in proof["lanes"] if lane["gpu_access"] != "none"]
+    return lane
+
+
 def test_proof_lane_serves_both_systems_and_runs_on_the_gpu_node(proof, proof_class):
-    (lane,) = proof["lanes"]
+    lane = _gpu_lane(proof)
     assert lane["gpu_class"] == proof_class and lane["node"] == REAL_NODE and lane["node_simulated"] is False
     assert lane["serves"] == {"gitlab_pools": [proof_class], "arc_scale_sets": [proof_class]}
 
@@ -150,14 +156,14 @@ def test_proof_lane_serves_both_systems_and_runs_on_the_gpu_node(proof, proof_cl
 def test_a_fake_gpu_is_never_proved(proof, gpu_mode):
     if gpu_mode != "fake":
         pytest.skip("a real GPU here: see test_the_lane_is_proved")
-    (lane,) = proof["lanes"]
+    lane = _gpu_lane(proof)
     assert lane["result"] == "failed"
     assert "stand-in nvidia-smi: no GPU here" in lane["evidence"]
 
 
 @pytest.mark.gpu
 def test_the_lane_is_proved(proof, proof_class):
-    (lane,) = proof["lanes"]
+    lane = _gpu_lane(proof)
     assert lane["result"] == "proved", lane
     # nvidia-smi's row names the model: "NVIDIA H100 80GB HBM3", "NVIDIA H200"
     assert any(proof_class.upper() in line for line in lane["evidence"]), lane["evidence"]
@@ -166,14 +172,14 @@ def test_the_lane_is_proved(proof, proof_class):
 # --- the GPU pool's GitLab job, through the real GitLab Runner ---------------------------------------------
 
 def _gitlab_job(proof, pool):
-    (lane,) = proof["lanes"]
+    lane = _gpu_lane(proof)
     return next(job for job in lane["gitlab_jobs"] if job["pool"] == pool)
 
 
 def test_the_canary_ran_a_pipeline_in_gitlab_mode(proof):
     gitlab = proof["gitlab"]
     assert gitlab["pipeline_id"] and gitlab["project"]["path"] == "gpuci/canary", gitlab
-    (lane,) = proof["lanes"]
+    lane = _gpu_lane(proof)
     assert lane["proved_by"] == ["canary Job", "GitLab job"], lane
 
 
@@ -194,7 +200,7 @@ def test_on_the_fake_driver_the_gitlab_job_says_why_it_proves_nothing(proof, gpu
     # The container ran and its trace reached GitLab: the stand-in nvidia-smi's own words, through the NVIDIA runtime.
     assert "stand-in nvidia-smi: no GPU here" in job["evidence"], job["evidence"]
     assert job["result"] == "failed" and job["status"] == "failed", job
-    assert proof["lanes"][0]["result"] == "failed"
+    assert _gpu_lane(proof)["result"] == "failed"
 
 
 @pytest.mark.gpu
@@ -207,7 +213,7 @@ def test_the_gitlab_job_proves_the_lane(proof, proof_class):
 def test_the_negative_control_job_on_the_same_node_saw_no_gpu(proof):
     control = proof["gitlab"]["negative_control"]
     assert (control["result"], control["holds"]) == ("holds", True), control
-    assert control["runner"]["description"] == "cpu" and control["pool"] == "cpu", control
+    assert control["runner"]["description"] == control["pool"] == "cpu-control", control
     assert (control["node"], control["node_simulated"]) == (REAL_NODE, False), control
     assert control["runtime_class"] is None and control["device_limits"] == {}, control
     assert any(line.startswith("gpu-canary: negative control holds: ") for line in control["evidence"]), control

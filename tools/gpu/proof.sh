@@ -3,8 +3,8 @@
 # Starts the testbed in GPU mode (real-0 gets the host's GPU: container_toolkit
 # role, NVIDIA runtime, CDI, device plugin), converges inventories/gpu-proof
 # (a GitLab pool and an ARC scale set of the host GPU's built-in class, and a
-# cpu pool), runs the canary in GitLab mode (the GPU pool's job through the
-# real GitLab Runner, its negative control on the cpu pool; the ARC lane by
+# cpu-control pool), runs the canary in GitLab mode (the GPU pool's job through the
+# real GitLab Runner, its negative control on the cpu-control pool; the ARC lane by
 # the canary Job), runs the runtime-class negative control, looks for
 # /dev/dri, prints the report, stops everything. GPUCI_PROOF_GPU_CLASS names the class instead
 # (a FAKE-driver try, with the class's product in GPUCI_PROOF_EXTRA_VARS).

@@ -52,6 +52,7 @@ GITLAB_POOL_KEYS = GPU_REQUEST_KEYS | frozenset(
         "tags",
         "gitlab_group",
         "gitlab_project",
+        "share_gpu_nodes",
     )
 )
 GITLAB_SECRET_KEYS = frozenset(("token",))

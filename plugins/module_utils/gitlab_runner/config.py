@@ -7,7 +7,8 @@ The text is what the gitlab-runner chart takes as ``runners.config``. It
 holds no ``url`` or ``token``: the chart adds them from ``runners.secret``.
 Placement uses the executor's native keys (node_selector, node_tolerations,
 runtime_class_name); the ``pod_spec`` patches carry only what those keys
-cannot say (GPU resources, the /dev/dri mount, the CPU-only affinity).
+cannot say (GPU resources, the /dev/dri mount, the CPU-only affinity, which
+a CPU pool drops with ``share_gpu_nodes``).
 GitLab applies pod_spec only with FF_USE_ADVANCED_POD_SPEC_CONFIGURATION on,
 so the flag is always set.
 
@@ -35,6 +36,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.common.validation im
     ValidationError,
     check_quantity,
     child,
+    optional_bool,
     optional_choice,
     optional_int,
     optional_mapping,
@@ -108,8 +110,10 @@ def _kubernetes_table(pool, request, path):
     table = {
         "namespace": optional_str(pool, "namespace", path, default=RELEASE_NAMESPACE),
         "image": optional_str(pool, "image", path, default=DEFAULT_IMAGES[request.gpu_access]),
-        "pod_spec": _pod_spec_patches(request),
     }
+    patches = _pod_spec_patches(request, _shares_gpu_nodes(pool, request, path))
+    if patches:
+        table["pod_spec"] = patches
     if request.privileged:
         table[BUILD_SECURITY_CONTEXT] = {"privileged": True}
     for key in _NATIVE_STRINGS:
@@ -129,10 +133,19 @@ def _kubernetes_table(pool, request, path):
     return table
 
 
-def _pod_spec_patches(request):
+def _shares_gpu_nodes(pool, request, path):
+    """A CPU pool's ``share_gpu_nodes``: its jobs may run on GPU nodes (no CPU-only affinity); refused on a GPU pool."""
+    shares = optional_bool(pool, "share_gpu_nodes", path, default=False)
+    if shares and request.gpu_class is not None:
+        raise ValidationError(child(path, "share_gpu_nodes"), "is for pools without gpu_class: a GPU pool's jobs run "
+                              "on its class's nodes already", shares)
+    return shares
+
+
+def _pod_spec_patches(request, share_gpu_nodes=False):
     if request.gpu_class is None:
-        patch = {"affinity": cpu_only_affinity()}
-        return [_pod_spec_entry(CPU_ONLY_PATCH_NAME, patch)]
+        # Off GPU nodes unless the pool shares them (a cluster of GPU nodes only, a negative control beside a GPU).
+        return [] if share_gpu_nodes else [_pod_spec_entry(CPU_ONLY_PATCH_NAME, {"affinity": cpu_only_affinity()})]
     # build_container_security_context already makes the build container
     # privileged; one place for it, and it works without the feature flag.
     patch = {"containers": [container_patch(request._replace(privileged=False), BUILD_CONTAINER)]}

@@ -125,6 +125,15 @@ def test_cpu_pool_stays_off_gpu_nodes():
     assert runner["feature_flags"] == {FLAG: True}
 
 
+def test_cpu_pool_sharing_gpu_nodes_has_no_cpu_only_affinity_and_still_no_gpu():
+    runner = render(dict(GOLDEN_POOLS["cpu"], share_gpu_nodes=True,
+                         tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]))
+    kubernetes = runner["kubernetes"]
+    assert "pod_spec" not in kubernetes and "runtime_class_name" not in kubernetes
+    assert kubernetes["node_tolerations"] == {"nvidia.com/gpu": "NoSchedule"}
+    assert render(dict(GOLDEN_POOLS["cpu"], share_gpu_nodes=False)) == render(GOLDEN_POOLS["cpu"])
+
+
 def test_extra_config_is_deep_merged_last():
     runner = render(GOLDEN_POOLS["cpu"])
     assert runner["output_limit"] == 16384
@@ -242,6 +251,8 @@ BAD_POOLS = [
     ({"name": "x", "gpu_class": "l40s", "tolerations": [{"key": "nvidia.com/gpu", "effect": "NoExecute"}]},
      ["pool.tolerations:", "one effect per key", "NoExecute"]),
     ({"name": "x", "privileged": 1}, ["pool.privileged:", "true or false", "1"]),
+    ({"name": "x", "gpu_class": "l40s", "share_gpu_nodes": True}, ["pool.share_gpu_nodes:", "without gpu_class", "True"]),
+    ({"name": "x", "share_gpu_nodes": "yes"}, ["pool.share_gpu_nodes:", "'yes'"]),
     ({"name": "x", "extra_config": {"name": "other"}}, ["pool.extra_config.name:", "pool's name", "'other'"]),
     ({"name": "x", "extra_config": {"kubernetes": {"privileged": True}}},
      ["pool.extra_config.kubernetes.privileged:", "every container of the job pod", "privileged: true", "True"]),
