@@ -76,8 +76,10 @@ def sha256(path: Path) -> str:
 # --- what goes in -------------------------------------------------------------
 
 # Cached binaries a GPU proof does not run: promtool and the Prometheus server
-# (about 185 MiB) serve the rule tests and a Prometheus the testbed does not start in GPU mode.
-NOT_BUNDLED = ("prometheus-",)
+# (about 185 MiB) serve the rule tests and a Prometheus the testbed does not start in GPU mode;
+# GitLab Runner's two binaries (about 98 MiB) travel inside its manager and helper images
+# (cache/images), which are what the real node runs.
+NOT_BUNDLED = ("prometheus-", "gitlab-runner-")
 
 
 def cache_members(bin_folders: list[Path], images: list[Path], provided: list[Path]) -> dict[str, Path]:

@@ -41,12 +41,14 @@ def test_members_keep_the_cache_layout_and_only_executables(fake_cache):
                                "cache/kubernetes-v1.34.4/bin/kubelet", "cache/nvidia-ctk-v1.17.8/bin/nvidia-ctk"]
 
 
-def test_the_rule_tests_promtool_and_prometheus_stay_out(tmp_path):
-    """The GPU proof runs no Prometheus: its cache folder is not bundled."""
-    folder = tmp_path / "prometheus-v0.316.0" / "bin"
+@pytest.mark.parametrize("folder_name, binary", [("prometheus-v0.316.0", "promtool"),
+                                                  ("gitlab-runner-7b0f3a00e5f3", "gitlab-runner")])
+def test_cached_binaries_the_proof_does_not_run_stay_out(tmp_path, folder_name, binary):
+    """No Prometheus runs in the proof; GitLab Runner's binaries travel inside its images."""
+    folder = tmp_path / folder_name / "bin"
     folder.mkdir(parents=True)
-    (folder / "promtool").write_bytes(b"x")
-    (folder / "promtool").chmod(0o755)
+    (folder / binary).write_bytes(b"x")
+    (folder / binary).chmod(0o755)
     assert bundle.cache_members([folder], [], []) == {}
 
 
