@@ -2,30 +2,19 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """playbooks/alert_rules.yml writes each cluster's alert rules file from the inventory, touching no cluster.
 
-The inventory's kubeconfig points at a file that does not exist: any task
-that reached for a cluster would fail the run. promtool's checks of the same
+Offline (tests/roles/offline_playbook.py): any task that reached for a
+cluster would fail the run. promtool's checks of the same
 rules are tests/rules' (make rules-tests).
 """
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import yaml
 
-REPO = Path(__file__).resolve().parents[2]
-TOKENS = ("glrt-testbed-l40s-placeholder", "glrt-testbed-a100-placeholder", "ghp-testbed-placeholder-not-a-token")
+from offline_playbook import TOKENS, run_offline
 
 
-def run_playbook(rules_dir, *extra):
-    env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               GPUCI_KUBECONFIG=str(rules_dir / "no-such-kubeconfig"))
-    cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(REPO / "inventories" / "local"),
-           str(REPO / "playbooks" / "alert_rules.yml"), "-e", f"gpuci_alert_rules_dir={rules_dir}", *extra]
-    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, check=False, timeout=300)
-    return proc.returncode, proc.stdout + proc.stderr
+def run_playbook(out_dir, *extra):
+    return run_offline("alert_rules.yml", "gpuci_alert_rules_dir", out_dir, *extra)
 
 
 def test_the_local_inventory_gets_its_rules_file(tmp_path):

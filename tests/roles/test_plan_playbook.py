@@ -2,30 +2,18 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """playbooks/plan.yml shows what site.yml would make, from the roles' own plans, touching no cluster.
 
-The inventory's kubeconfig points at a file that does not exist: any task
-that reached for a cluster would fail the run.
+Offline (tests/roles/offline_playbook.py): any task that reached for a
+cluster would fail the run.
 """
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import yaml
 
-REPO = Path(__file__).resolve().parents[2]
-TOKENS = ("glrt-testbed-l40s-placeholder", "glrt-testbed-a100-placeholder", "ghp-testbed-placeholder-not-a-token")
+from offline_playbook import REPO, TOKENS, run_offline
 
 
-def run_plan(plan_dir, *extra):
-    """ansible-playbook plan.yml on inventories/local, writing to plan_dir; returns (rc, output)."""
-    env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               GPUCI_KUBECONFIG=str(plan_dir / "no-such-kubeconfig"))
-    cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(REPO / "inventories" / "local"),
-           str(REPO / "playbooks" / "plan.yml"), "-e", f"gpuci_plan_dir={plan_dir}", *extra]
-    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, check=False, timeout=300)
-    return proc.returncode, proc.stdout + proc.stderr
+def run_plan(out_dir, *extra):
+    return run_offline("plan.yml", "gpuci_plan_dir", out_dir, *extra)
 
 
 def test_plan_shows_the_local_inventory_without_a_cluster(tmp_path):
