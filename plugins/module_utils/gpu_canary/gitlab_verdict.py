@@ -39,26 +39,15 @@ def judge_gitlab_job(lane, pool, gitlab, context):
     pipeline = gitlab.get("pipeline") or {}
     job = (gitlab.get("jobs") or {}).get(name) or {}
     pod = job.get("pod") or {}
-    node = pod.get("node") or None
-    entry = {
+    entry = dict(_where_it_ran(name, job, context), **{
         "pool": pool["name"],
         "tags": list(pool.get("tags") or []),
         "pipeline_id": pipeline.get("id"),
         "pipeline_url": pipeline.get("web_url"),
-        "job_id": job.get("id"),
-        "job_name": name,
-        "job_url": job.get("web_url"),
-        "status": job.get("status"),
-        "runner": job.get("runner"),
-        "pod": pod.get("name"),
         "pod_namespace": pod.get("namespace"),
-        "runtime_class": pod.get("runtime_class"),
-        "device_limits": pod.get("device_limits") or {},
-        "node": node,
-        "node_simulated": bool(node) and node in context["simulated"],
         "started_at": job.get("started"),
         "finished_at": job.get("finished"),
-    }
+    })
     check = context["checks"][lane["check"]]
     patterns = [p.replace(MIG_PROFILE, re.escape(lane.get("mig_profile") or "")) for p in check["evidence"]]
     lines = [str(line) for line in job.get("trace") or []]
@@ -110,13 +99,8 @@ def judge_negative_control(lanes, gitlab, context):
     pool = negative_control_pool(lanes)
     pipeline = gitlab.get("pipeline") or {}
     job = (gitlab.get("jobs") or {}).get(NEGATIVE_CONTROL_JOB) or {}
-    pod = job.get("pod") or {}
-    node = pod.get("node") or None
-    entry = {"job_name": NEGATIVE_CONTROL_JOB, "job_id": job.get("id"), "job_url": job.get("web_url"),
-             "pool": pool["name"] if pool else None, "tags": list((pool or {}).get("tags") or []),
-             "status": job.get("status"), "runner": job.get("runner"), "pod": pod.get("name"),
-             "runtime_class": pod.get("runtime_class"), "device_limits": pod.get("device_limits") or {}, "node": node,
-             "node_simulated": bool(node) and node in context["simulated"]}
+    entry = dict(_where_it_ran(NEGATIVE_CONTROL_JOB, job, context),
+                 pool=pool["name"] if pool else None, tags=list((pool or {}).get("tags") or []))
     lines = [str(line) for line in job.get("trace") or []]
     quoted = NEGATIVE_CONTROL["evidence"] + [NEGATIVE_CONTROL["broken"]]
     entry["evidence"] = [line for line in lines if any(re.search(p, line) for p in quoted)]
@@ -156,6 +140,16 @@ def negative_control_part(control, lane_node):
         return "proved", "%s (%s)" % (control["reason"], where)
     result = "scheduled-only" if control["result"] == "scheduled-only" else "failed"
     return result, "negative control: " + control["reason"]
+
+
+def _where_it_ran(name, job, context):
+    """What a GitLab job of the canary's pipeline is known by: its ids, runner, pod, the pod's devices and node."""
+    pod = job.get("pod") or {}
+    node = pod.get("node") or None
+    return {"job_id": job.get("id"), "job_name": name, "job_url": job.get("web_url"), "status": job.get("status"),
+            "runner": job.get("runner"), "pod": pod.get("name"), "runtime_class": pod.get("runtime_class"),
+            "device_limits": pod.get("device_limits") or {}, "node": node,
+            "node_simulated": bool(node) and node in context["simulated"]}
 
 
 def _ended(job, context):

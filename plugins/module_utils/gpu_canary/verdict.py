@@ -31,6 +31,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.checks im
     CONTAINER,
     CONTEXT_PATTERN,
     MIG_PROFILE,
+    NO_GPU,
 )
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.lanes import (
     KWOK_ANNOTATION,
@@ -148,7 +149,7 @@ def judge_gitlab_lane(lane, gitlab, context, control):
         parts.append(("node check", "failed", lane["node_check"]["reason"]))
     parts += [("GitLab job %s (pool %s)" % (entry["job_id"] or entry["job_name"], entry["pool"]), entry["result"],
                entry["reason"]) for entry in gitlab_jobs]
-    if gitlab_jobs and lane["gpu_access"] != "none":
+    if gitlab_jobs and lane["gpu_access"] != NO_GPU:
         lane_node = next((entry["node"] for entry in gitlab_jobs if entry["node"]), None)
         parts.append(("negative control",) + negative_control_part(control, lane_node))
     result["result"], result["reason"] = combine(parts)
