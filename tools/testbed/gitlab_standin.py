@@ -48,8 +48,12 @@ The harness's own endpoints (GitLab has none of these; tests are the only client
 
     POST /gpuci-standin/runners      {token, description, tag_list, run_untagged, paused}: a runner with that token
     GET  /gpuci-standin/runners      the runners (token fingerprints only)
-    POST /gpuci-standin/jobs         {tags, script, image, variables, name, [project], [ref]} -> {id, pipeline_id}
+    POST /gpuci-standin/jobs         {tags, script, image, variables, name, [project], [ref], [timeout]}
+                                     -> {id, pipeline_id}; timeout: the job's, in seconds (default 600)
     GET  /gpuci-standin/jobs/<id>    state, exit code, failure reason, trace, tags, the runner that took it
+    POST /gpuci-standin/jobs/<id>/cancel   cancel it as a user does in GitLab (running: `canceling`)
+    POST /gpuci-standin/outage       {seconds}: stop listening that long, keeping every job and runner,
+                                     as GitLab is unreachable during an upgrade (connections refused)
 
 STAND-IN DIFFERENCES from GitLab (beside everything it does not serve):
 
@@ -59,7 +63,10 @@ STAND-IN DIFFERENCES from GitLab (beside everything it does not serve):
 - stages do not wait for one another, and most .gitlab-ci.yml keywords are
   ignored (lib/gitlab_pipelines.py says which are read);
 - one user, an admin, whatever the access token; no protected branches, no
-  pipeline refs (refs/pipelines/<id>): a job fetches its branch.
+  pipeline refs (refs/pipelines/<id>): a job fetches its branch;
+- no stuck-job worker: a running job whose runner vanished stays `running`
+  here, where GitLab fails it (stuck_or_timeout_failure) once it has had no
+  update for an hour.
 
 Every request is appended to a JSON-lines record (--record) with the endpoint,
 the time and a SHA-256 prefix of the token it carried (runner, job, access
@@ -98,6 +105,8 @@ CONTENT_RANGE = re.compile(r"^(\d+)-(\d+)$")
 GIT_PATH = re.compile(r"^/(?P<project>[^?]+?)\.git(?P<rest>/.*)$")
 PROJECT = r"/api/v4/projects/(?P<project>[^/]+)"
 UNAUTHORIZED = {"message": "401 Unauthorized (gpuci GitLab stand-in)"}
+# Long enough for a runner to notice, short enough that a test's mistake cannot stall the testbed.
+MAX_OUTAGE_S = 120
 
 
 def route(method: str, pattern: str, label: str, auth: str):
@@ -121,6 +130,8 @@ class StandIn(BaseHTTPRequestHandler):
     registry: RunnerRegistry
     pipelines: Pipelines
     lock = threading.Lock()
+    # Seconds of the outage asked for (POST /gpuci-standin/outage), read by serve().
+    outage_s = 0
 
     @classmethod
     def configure(cls, record: Path, repos_dir: Path, runners: list[dict] | None = None) -> None:
@@ -308,7 +319,7 @@ class StandIn(BaseHTTPRequestHandler):
         if result is None:
             return reply(403, job=int(job_id))
         status, length = result
-        headers = {"Range": f"0-{length}", "Job-Status": "running",
+        headers = {"Range": f"0-{length}", "Job-Status": self.board.state(int(job_id)),
                    "X-GitLab-Trace-Update-Interval": str(TRACE_UPDATE_INTERVAL_S)}
         return reply(status, None, headers, job=int(job_id))
 
@@ -509,6 +520,10 @@ class StandIn(BaseHTTPRequestHandler):
             return reply(400, {"message": "script: a list of strings"})
         spec = {"name": body.get("name"), "tags": [str(t) for t in body.get("tags") or []], "script": script,
                 "image": body.get("image"), "variables": {k: str(v) for k, v in (body.get("variables") or {}).items()}}
+        if body.get("timeout") is not None:
+            if not isinstance(body["timeout"], int) or body["timeout"] < 1:
+                return reply(400, {"message": "timeout: a whole number of seconds"})
+            spec["timeout"] = body["timeout"]
         pipeline = self._queue_pipeline(project, body.get("ref") or DEFAULT_BRANCH, [spec], "api")
         if isinstance(pipeline, tuple):
             return pipeline
@@ -519,6 +534,22 @@ class StandIn(BaseHTTPRequestHandler):
     def _describe_job(self, token, job_id):
         job = self.board.describe(int(job_id))
         return reply(200, job) if job else reply(404)
+
+    @route("POST", r"/gpuci-standin/jobs/(?P<job_id>\d+)/cancel", "/gpuci-standin/jobs/:id/cancel", "harness")
+    def _cancel_job(self, token, job_id):
+        state = self.board.cancel(int(job_id))
+        return reply(200, {"id": int(job_id), "state": state}, job=int(job_id)) if state else reply(404)
+
+    @route("POST", "/gpuci-standin/outage", "/gpuci-standin/outage", "harness")
+    def _outage(self, token):
+        seconds = self._json().get("seconds")
+        if not isinstance(seconds, int) or not 1 <= seconds <= MAX_OUTAGE_S:
+            return reply(400, {"message": f"seconds: a whole number from 1 to {MAX_OUTAGE_S}"})
+        # This answer goes out on the connection already accepted; then the
+        # listening socket closes (serve() reopens it after `seconds`).
+        type(self).outage_s = seconds
+        threading.Thread(target=self.server.shutdown, daemon=True).start()
+        return reply(202, {"outage_s": seconds})
 
 
 # Every routed handler, in the order they are tried.
@@ -534,7 +565,17 @@ def main() -> None:
     args = parser.parse_args()
     host, port = args.listen.rsplit(":", 1)
     StandIn.configure(args.record, args.repos, json.loads(args.runners.read_text()) if args.runners else None)
-    ThreadingHTTPServer((host, int(port)), StandIn).serve_forever()
+    serve((host, int(port)))
+
+
+def serve(address: tuple[str, int]) -> None:
+    """Serve until killed; after an outage request, stop listening for its seconds, then listen again."""
+    while True:
+        server = ThreadingHTTPServer(address, StandIn)
+        server.serve_forever(poll_interval=0.2)
+        server.server_close()
+        time.sleep(StandIn.outage_s)
+        StandIn.outage_s = 0
 
 
 if __name__ == "__main__":

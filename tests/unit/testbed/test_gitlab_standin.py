@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -180,6 +181,62 @@ def test_a_queued_job_is_handed_out_once_and_its_report_is_kept(standin):
     assert "token" not in seen
     text = record.read_text()
     assert TOKEN not in text and job["token"] not in text
+
+
+def test_a_job_carries_its_timeout_and_a_cancel_reaches_its_runner_as_gitlab_signals_it(standin):
+    base, _record = standin
+    job_id = _queue(base, [], timeout=45)
+    _status, job = _take(base, TOKEN)
+    assert job["runner_info"]["timeout"] == 45 and job["steps"][0]["timeout"] == 45
+    assert _post(base + "/gpuci-standin/jobs", {"script": ["true"], "timeout": "soon"})[0] == 400
+
+    assert json.loads(_post(f"{base}/gpuci-standin/jobs/{job_id}/cancel", {})[1])["state"] == "canceling"
+    trace_url = f"{base}/api/v4/jobs/{job_id}/trace"
+    status, answer, _body = _call(trace_url, "PATCH", b"x", {"JOB-TOKEN": job["token"], "Content-Range": "0-0"})
+    assert (status, answer["Job-Status"]) == (202, "canceling")
+    # The runner still reporting the job running does not undo the cancel.
+    touch = {"token": job["token"], "state": "running"}
+    assert _call(f"{base}/api/v4/jobs/{job_id}", "PUT", touch)[1]["Job-Status"] == "canceling"
+    final = {"token": job["token"], "state": "failed", "failure_reason": "script_failure"}
+    assert _call(f"{base}/api/v4/jobs/{job_id}", "PUT", final)[1]["Job-Status"] == "canceled"
+    assert _get_json(f"{base}/gpuci-standin/jobs/{job_id}")["state"] == "canceled"
+
+    pending = _queue(base, ["nobody-has-this-tag"])
+    assert json.loads(_post(f"{base}/gpuci-standin/jobs/{pending}/cancel", {})[1])["state"] == "canceled"
+    assert _post(f"{base}/gpuci-standin/jobs/999/cancel", {})[0] == 404
+
+
+def _answers(base) -> bool:
+    try:
+        urllib.request.urlopen(base + "/gpuci-standin/runners", timeout=2).close()
+        return True
+    except OSError:  # refused, or reset when the listening socket closed under an accepted connection
+        return False
+
+
+def _poll_until(condition, seconds=5.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def test_an_outage_refuses_connections_for_its_seconds_and_keeps_every_job(tmp_path):
+    gitlab_standin.StandIn.configure(tmp_path / "record.jsonl", tmp_path / "repos")
+    probe = ThreadingHTTPServer(("127.0.0.1", 0), gitlab_standin.StandIn)
+    address = probe.server_address[:2]
+    probe.server_close()
+    threading.Thread(target=gitlab_standin.serve, args=(address,), daemon=True).start()
+    base = "http://%s:%d" % address
+    assert _poll_until(lambda: _answers(base))
+    job_id = _queue(base, [])
+    assert _post(base + "/gpuci-standin/outage", {"seconds": 0})[0] == 400
+    assert _post(base + "/gpuci-standin/outage", {"seconds": 5})[0] == 202
+    assert _poll_until(lambda: not _answers(base)), "the stand-in kept answering during its outage"
+    assert _poll_until(lambda: _answers(base), seconds=30), "the stand-in did not come back after its outage"
+    assert _get_json(f"{base}/gpuci-standin/jobs/{job_id}")["state"] == "pending"
 
 
 def _git(*args, cwd=None):

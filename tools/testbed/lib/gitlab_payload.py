@@ -49,6 +49,7 @@ def job_payload(job: dict, job_token: str, server_url: str) -> dict:
     # One entry per key: the job's own variables override the predefined ones.
     variables = {**predefined_variables(job, server_url), **{k: str(v) for k, v in job["variables"].items()}}
     host_port = server_url.split("://", 1)[1]
+    timeout = int(job.get("timeout") or JOB_TIMEOUT_S)
     return {
         "id": job["id"],
         "token": job_token,
@@ -60,10 +61,13 @@ def job_payload(job: dict, job_token: str, server_url: str) -> dict:
                      "repo_object_format": "sha1", "ref": job["ref"], "sha": job["sha"], "before_sha": ZERO_SHA,
                      "ref_type": "branch", "refspecs": [f"+refs/heads/{job['ref']}:refs/remotes/origin/{job['ref']}"],
                      "depth": GIT_DEPTH, "protected": False},
-        "runner_info": {"timeout": JOB_TIMEOUT_S},
+        # The job's timeout: GitLab sends the project's (or the runner's
+        # maximum_timeout); the executor makes it the job pod's
+        # activeDeadlineSeconds (plus one second).
+        "runner_info": {"timeout": timeout},
         "variables": [{"key": k, "value": v, "public": True, "file": False, "masked": False}
                       for k, v in variables.items()],
-        "steps": [{"name": "script", "script": list(job["script"]), "timeout": JOB_TIMEOUT_S,
+        "steps": [{"name": "script", "script": list(job["script"]), "timeout": timeout,
                    "when": "on_success", "allow_failure": False}],
         "image": {"name": job["image"] or ""},
         "services": [], "artifacts": [], "cache": [], "credentials": [], "dependencies": [],

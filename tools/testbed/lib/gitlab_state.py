@@ -28,6 +28,8 @@ JOB_TOKEN_PREFIX = "glcbt-"
 JOB_TIMEOUT_S = 600
 # States after which GitLab answers a job update with "stop".
 FINAL_STATES = ("success", "failed", "canceled")
+# A running job a user cancelled, until its runner has stopped it.
+CANCELING = "canceling"
 # How often the runner should send the trace, in seconds (GitLab's header).
 TRACE_UPDATE_INTERVAL_S = 1
 # The fields a runner has in GitLab that an access token may set (POST /user/runners, PUT /runners/:id)
@@ -218,16 +220,46 @@ class JobBoard:
                          if j["state"] == "running" and secrets.compare_digest(j["token"], job_token)), None)
 
     def update(self, job_id: int, job_token: str, state: str, exit_code, failure_reason) -> str | None:
-        """Record a runner's job update; the job's state as GitLab would answer it, or None if unknown."""
+        """Record a runner's job update; the job's state as GitLab would answer it, or None if unknown.
+
+        A job being cancelled stays `canceling` while the runner still
+        reports it running, and becomes `canceled` (whatever final state the
+        runner sends) once the runner has stopped it, as GitLab does."""
         with self._lock:
             job = self._job(job_id, job_token)
             if job is None:
                 return None
-            if job["state"] not in FINAL_STATES:
+            if job["state"] == CANCELING:
+                if state in FINAL_STATES:
+                    job.update(state="canceled", exit_code=exit_code, failure_reason=failure_reason or None,
+                               finished=time.time())
+            elif job["state"] not in FINAL_STATES:
                 job.update(state=state or job["state"], exit_code=exit_code, failure_reason=failure_reason or None)
                 if job["state"] in FINAL_STATES:
                     job["finished"] = time.time()
             return job["state"]
+
+    def cancel(self, job_id: int) -> str | None:
+        """Cancel a job as a user does in GitLab's UI; its state after, or None if unknown.
+
+        A pending job is `canceled` at once. A running one becomes
+        `canceling`: the runner learns it from the Job-Status of its next
+        trace patch or job update (GitLab's graceful cancel, which GitLab
+        Runner asks for with features.cancel_gracefully) and stops the job."""
+        with self._lock:
+            job = self._jobs.get(job_id)
+            if job is None:
+                return None
+            if job["state"] == "pending":
+                job.update(state="canceled", finished=time.time())
+            elif job["state"] == "running":
+                job["state"] = CANCELING
+            return job["state"]
+
+    def state(self, job_id: int) -> str | None:
+        with self._lock:
+            job = self._jobs.get(job_id)
+            return job["state"] if job else None
 
     def append_trace(self, job_id: int, job_token: str, start: int, data: bytes) -> tuple[int, int] | None:
         """(HTTP status, trace length after the patch); None if the job or its token is unknown.
