@@ -10,7 +10,12 @@ runtime_class_name); the ``pod_spec`` patches carry only what those keys
 cannot say (GPU resources, the /dev/dri mount, the CPU-only affinity, which
 a CPU pool drops with ``share_gpu_nodes``).
 GitLab applies pod_spec only with FF_USE_ADVANCED_POD_SPEC_CONFIGURATION on,
-so the flag is always set.
+so the flag is always set. FF_USE_POD_ACTIVE_DEADLINE_SECONDS is written on
+too (on by default in GitLab Runner 19.4, pinned here): it gives every job pod
+an activeDeadlineSeconds of the job's timeout plus one second, so a job pod
+whose runner manager was killed (a node lost, a grace period run out) is
+stopped by the kubelet at the job's timeout and frees its GPU, instead of
+running with no owner (docs/reliability.md).
 
 Privilege is scoped to the build container with
 ``[runners.kubernetes.build_container_security_context]``. The executor's
@@ -53,6 +58,13 @@ BUILD_CONTAINER = "build"
 GPU_PATCH_NAME = "gpuci-gpu"
 CPU_ONLY_PATCH_NAME = "gpuci-cpu-only"
 ADVANCED_POD_SPEC_FLAG = "FF_USE_ADVANCED_POD_SPEC_CONFIGURATION"
+POD_DEADLINE_FLAG = "FF_USE_POD_ACTIVE_DEADLINE_SECONDS"
+# Flags a pool's extra_config may not turn off, and why.
+REQUIRED_FLAGS = {
+    ADVANCED_POD_SPEC_FLAG: "without it GitLab ignores the pod_spec patches that request the GPU",
+    POD_DEADLINE_FLAG: "without it a job pod whose runner manager is lost runs on, holding its GPU, "
+                       "past the job's timeout",
+}
 # The chart renders runners.config through Helm's tpl, so this resolves to
 # the release namespace, which is also what the chart's own default does.
 RELEASE_NAMESPACE = "{{ .Release.Namespace }}"
@@ -62,6 +74,13 @@ DEFAULT_IMAGES = {
     None: "alpine:3.20",  # CPU pools
 }
 BUILD_SECURITY_CONTEXT = "build_container_security_context"
+# The grace period the executor gives a job pod it deletes when the job has
+# ended or was cancelled. The containers are idle shells by then, and the
+# build container's shell (PID 1) ignores SIGTERM, so the pod always used the
+# whole of Kubernetes' default 30 s, holding its GPU. Measured on the testbed
+# (tests/integration/test_job_faults.py): a pod went 30 s after its job's end
+# with the default, seconds with this. extra_config may set its own.
+JOB_POD_CLEANUP_GRACE_S = 5
 # Pool keys that map one to one onto [runners.kubernetes] keys.
 _NATIVE_STRINGS = ("helper_image", "service_account")
 _NATIVE_QUANTITIES = ("cpu_request", "cpu_limit", "memory_request", "memory_limit")
@@ -99,7 +118,7 @@ def gitlab_runner_document(pool, gpu_classes=None, path="pool", runtime_class=No
         "name": required_str(pool, "name", path),
         "executor": "kubernetes",
         "kubernetes": _kubernetes_table(pool, request, path),
-        "feature_flags": {ADVANCED_POD_SPEC_FLAG: True},
+        "feature_flags": {flag: True for flag in REQUIRED_FLAGS},
     }
     extra = optional_mapping(pool, "extra_config", path)
     _check_extra_config(extra, child(path, "extra_config"))
@@ -110,6 +129,7 @@ def _kubernetes_table(pool, request, path):
     table = {
         "namespace": optional_str(pool, "namespace", path, default=RELEASE_NAMESPACE),
         "image": optional_str(pool, "image", path, default=DEFAULT_IMAGES[request.gpu_access]),
+        "cleanup_grace_period_seconds": JOB_POD_CLEANUP_GRACE_S,
     }
     patches = _pod_spec_patches(request, _shares_gpu_nodes(pool, request, path))
     if patches:
@@ -223,10 +243,9 @@ def _check_extra_config(extra, path):
     if flags is not None and not isinstance(flags, dict):
         raise ValidationError(child(path, "feature_flags"), "must be a mapping of feature flag names to true or false",
                               flags)
-    if flags and ADVANCED_POD_SPEC_FLAG in flags and flags[ADVANCED_POD_SPEC_FLAG] is not True:
-        raise ValidationError(child(child(path, "feature_flags"), ADVANCED_POD_SPEC_FLAG),
-                              "must stay true: without it GitLab ignores the pod_spec patches that request the GPU",
-                              flags[ADVANCED_POD_SPEC_FLAG])
+    for flag, reason in REQUIRED_FLAGS.items():
+        if flags and flag in flags and flags[flag] is not True:
+            raise ValidationError(child(child(path, "feature_flags"), flag), "must stay true: " + reason, flags[flag])
     _check_toml_value(extra, path)
 
 

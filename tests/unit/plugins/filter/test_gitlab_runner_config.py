@@ -12,6 +12,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.config
 from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import ValidationError
 
 FLAG = "FF_USE_ADVANCED_POD_SPEC_CONFIGURATION"
+DEADLINE_FLAG = "FF_USE_POD_ACTIVE_DEADLINE_SECONDS"
 CPU_ONLY_TERMS = [
     {
         "matchExpressions": [
@@ -58,7 +59,7 @@ def test_l40s_one_gpu():
     runner = render(GOLDEN_POOLS["l40s-1gpu"])
     assert runner["name"] == "gpu-l40s"
     assert runner["executor"] == "kubernetes"
-    assert runner["feature_flags"] == {FLAG: True}
+    assert runner["feature_flags"] == {FLAG: True, DEADLINE_FLAG: True}
     kubernetes = runner["kubernetes"]
     assert kubernetes["namespace"] == "gitlab-runners"
     assert kubernetes["image"] == "nvidia/cuda:12.4.1-base-ubuntu22.04"
@@ -122,7 +123,7 @@ def test_cpu_pool_stays_off_gpu_nodes():
     affinity = patches(runner)["gpuci-cpu-only"]["affinity"]
     required = affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert required["nodeSelectorTerms"] == CPU_ONLY_TERMS
-    assert runner["feature_flags"] == {FLAG: True}
+    assert runner["feature_flags"] == {FLAG: True, DEADLINE_FLAG: True}
 
 
 def test_cpu_pool_sharing_gpu_nodes_has_no_cpu_only_affinity_and_still_no_gpu():
@@ -141,7 +142,7 @@ def test_extra_config_is_deep_merged_last():
     assert runner["kubernetes"]["namespace"] == "gitlab-runners"
     runner = render({"name": "x", "extra_config": {"kubernetes": {"image": "busybox"}, "feature_flags": {"FF_X": True}}})
     assert runner["kubernetes"]["image"] == "busybox"
-    assert runner["feature_flags"] == {FLAG: True, "FF_X": True}
+    assert runner["feature_flags"] == {FLAG: True, DEADLINE_FLAG: True, "FF_X": True}
 
 
 def test_tolerations_map_equal_and_exists():
@@ -259,6 +260,8 @@ BAD_POOLS = [
     ({"name": "x", "extra_config": {"feature_flags": {FLAG: False}}},
      [f"pool.extra_config.feature_flags.{FLAG}:", "must stay true", "pod_spec", "False"]),
     ({"name": "x", "extra_config": {"feature_flags": {FLAG: "yes"}}}, [f"pool.extra_config.feature_flags.{FLAG}:", "'yes'"]),
+    ({"name": "x", "extra_config": {"feature_flags": {DEADLINE_FLAG: False}}},
+     [f"pool.extra_config.feature_flags.{DEADLINE_FLAG}:", "must stay true", "holding its GPU", "timeout"]),
     ({"name": "x", "extra_config": {"feature_flags": "FF_X"}}, ["pool.extra_config.feature_flags:", "mapping", "'FF_X'"]),
 ]
 
