@@ -204,11 +204,27 @@ class StandInJobs:
         for runner in seed_runners(pools):
             self._call("POST", "/gpuci-standin/runners", runner)
 
-    def queue(self, tags: list[str], script: list[str], image: str, name: str) -> int:
-        """A job for whichever runner may take these tags; its id."""
-        return self._call("POST", "/gpuci-standin/jobs", {
-            "tags": tags, "script": script, "image": image, "name": name,
-        })["id"]
+    def queue(self, tags: list[str], script: list[str], image: str, name: str, timeout: int | None = None) -> int:
+        """A job for whichever runner may take these tags; its id. `timeout`: the job's, in seconds."""
+        body = {"tags": tags, "script": script, "image": image, "name": name}
+        if timeout is not None:
+            body["timeout"] = timeout
+        return self._call("POST", "/gpuci-standin/jobs", body)["id"]
+
+    def cancel(self, job_id: int) -> str:
+        """Cancel the job as a user does in GitLab; its state after (`canceling` while it runs)."""
+        return self._call("POST", f"/gpuci-standin/jobs/{job_id}/cancel", {})["state"]
+
+    def outage(self, seconds: int) -> None:
+        """Make the stand-in refuse connections for `seconds`, keeping its jobs and runners."""
+        self._call("POST", "/gpuci-standin/outage", {"seconds": seconds})
+
+    def answers(self) -> bool:
+        try:
+            self._call("GET", "/gpuci-standin/runners")
+            return True
+        except OSError:  # refused, or reset while the stand-in closes its socket
+            return False
 
     def job(self, job_id: int) -> dict:
         return self._call("GET", f"/gpuci-standin/jobs/{job_id}")
@@ -217,7 +233,7 @@ class StandInJobs:
         """The job once the runner reported a final state; shows progress while it waits."""
         deadline = time.monotonic() + timeout_s
         job = self.job(job_id)
-        while job["state"] in ("pending", "running") and time.monotonic() < deadline:
+        while job["state"] in ("pending", "running", "canceling") and time.monotonic() < deadline:
             print(f"waiting up to {deadline - time.monotonic():.0f} s more for stand-in job {job_id}: {job['state']}",
                   flush=True)
             time.sleep(3)
