@@ -25,6 +25,9 @@ from lib.layout import Layout  # noqa: E402
 def pytest_configure(config):
     config.addinivalue_line("markers", "real_runner: a GitLab job runs through the real GitLab Runner (the helm 4 "
                                        "tier leaves these out: helm's version changes nothing the runner does)")
+    config.addinivalue_line("markers", "helm_agnostic: helm's version cannot change the outcome (the input is refused "
+                                       "before helm runs, the pods are the test's own, or another case makes the "
+                                       "same helm calls): the helm 4 tier leaves these out")
 
 
 @pytest.fixture(scope="session")

@@ -144,6 +144,7 @@ BAD_INPUTS = {
 }
 
 
+@pytest.mark.helm_agnostic
 @pytest.mark.parametrize("case", BAD_INPUTS)
 def test_bad_input_fails_before_any_change(testbed, playbooks, case):
     extra_vars, fragments = BAD_INPUTS[case]

@@ -125,6 +125,7 @@ def fleet_objects(cluster, kind: str, api_version: str = "v1") -> list[str]:
     ({"name": "l40s-mig", "token": "glrt-x", "gpu_class": "l40s", "mig_profile": "1g.10gb"},
      ["gitlab_runner_pools[name=l40s-mig].mig_profile", "GPU class l40s has no such MIG profile"]),
 ], ids=["registration-token", "mig-on-l40s"])
+@pytest.mark.helm_agnostic
 def test_bad_input_fails_before_any_change(fleet, playbooks, bad_pool, fragments):
     before = scoped_snapshot(fleet, OUR_NAMESPACES, set())
     good = {"name": "ok", "token": "glrt-fine", "namespace": CPU_JOBS_NS}
@@ -134,6 +135,7 @@ def test_bad_input_fails_before_any_change(fleet, playbooks, bad_pool, fragments
     assert scoped_snapshot(fleet, OUR_NAMESPACES, set()) == before
 
 
+@pytest.mark.helm_agnostic
 @pytest.mark.parametrize("example", ["gitlab-l40s-a100", "ska-like"])
 def test_example_inventory_passes_preflight(playbooks, example):
     """The documented examples are valid input: every pool renders (no cluster is touched)."""
@@ -222,6 +224,7 @@ def _run_job_pod(cluster, pod: dict) -> dict:
                                                                    or p["status"].get("phase") == "Running"))
 
 
+@pytest.mark.helm_agnostic
 def test_l40s_job_pod_runs_on_the_l40s_node(fleet, nvidia_runtime_class):
     pod = job_pod(stored_runner(fleet, "l40s"), GPU_JOBS_NS)
     build = pod["spec"]["containers"][0]
@@ -232,6 +235,7 @@ def test_l40s_job_pod_runs_on_the_l40s_node(fleet, nvidia_runtime_class):
     assert placed["status"]["phase"] == "Running"
 
 
+@pytest.mark.helm_agnostic
 def test_a100_mig_job_pod_runs_on_the_a100_node(fleet, nvidia_runtime_class):
     pod = job_pod(stored_runner(fleet, "a100-mig"), GPU_JOBS_NS)
     assert pod["spec"]["containers"][0]["resources"]["limits"] == {"nvidia.com/mig-1g.10gb": "1"}
@@ -240,6 +244,7 @@ def test_a100_mig_job_pod_runs_on_the_a100_node(fleet, nvidia_runtime_class):
     assert placed["status"]["phase"] == "Running"
 
 
+@pytest.mark.helm_agnostic
 def test_cpu_job_pods_never_land_on_gpu_or_dri_nodes(fleet):
     # Tolerate every taint, so only the pool's own affinity can keep the pods
     # off the GPU and /dev/dri nodes; several pods give the scheduler the chance.
@@ -253,6 +258,7 @@ def test_cpu_job_pods_never_land_on_gpu_or_dri_nodes(fleet):
     assert not set(nodes) & (GPU_NODES | DRI_NODES), nodes
 
 
+@pytest.mark.helm_agnostic
 def test_cpu_job_pod_without_the_affinity_would_reach_gpu_nodes(fleet):
     """Control for the test above: the same tolerant pods without the pool's patch do spread to GPU nodes."""
     runner = stored_runner(fleet, "cpu")
@@ -264,6 +270,7 @@ def test_cpu_job_pod_without_the_affinity_would_reach_gpu_nodes(fleet):
     assert nodes & (GPU_NODES | DRI_NODES), f"control pods stayed on {nodes}; the CPU test proves nothing"
 
 
+@pytest.mark.helm_agnostic
 def test_job_asking_more_gpus_than_any_node_stays_pending(fleet, nvidia_runtime_class):
     # Rendered by the same filter, without a release of its own (no node has 8 GPUs).
     runner = render_runner({"name": "l40s-x8", "gpu_class": "l40s", "gpus": 8, "namespace": GPU_JOBS_NS})
