@@ -19,6 +19,10 @@ label and read back:
   token Secrets as the inventory gives them
   (``gitlab_runner/token_secrets.py``), and the Secrets of the runners the
   role creates in GitLab (``created_secrets``, still without their token);
+  its releases make the chart's PodMonitor or not, as
+  ``gitlab_runner_pod_monitors`` and the cluster's PodMonitor CRD decide
+  (``gitlab_runner/plan.py`` ``pod_monitor_releases``), which refuses
+  ``on`` on a cluster without the CRD;
 - ``arc_runners``: its pending changes, whose objects hold the scale sets'
   credentials Secrets (``arc_runners/credential_secrets.py``), and what
   pruning removes (``arc_runners/removals.py``).
@@ -40,6 +44,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.credenti
     arc_runners_credential_secrets,
 )
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.removals import arc_runners_removals
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.plan import pod_monitor_releases
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.removals import gitlab_runner_removals
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.token_secrets import (
     gitlab_runner_token_secrets,
@@ -106,6 +111,11 @@ def gitlab_runner_decision(plan, found, pools, check_mode):
     decision = {"removals": removals, "pending": {}, "created_pools": [], "created_secrets": []}
     if settings["state"] != "present":
         return decision, ""
+    # The chart's PodMonitor, as the CRD's presence and gitlab_runner_pod_monitors decide.
+    monitors = plan["pod_monitors"]
+    releases, refusal = pod_monitor_releases(plan, found("pod_monitor_crd") if monitors["mode"] != "off" else [])
+    if refusal:
+        return decision, refusal
     created = decision["created_pools"] = list(plan["created_pools"])
     token_secrets = gitlab_runner_token_secrets({
         "secrets": [secret for secret in plan["secrets"] if secret["pool"] not in created],
@@ -117,7 +127,7 @@ def gitlab_runner_decision(plan, found, pools, check_mode):
         "namespaces": plan["namespaces"], "namespace_labels": plan["labels"],
         "objects": plan["access"] + token_secrets,
         "found": found("namespaces") + found("accounts") + found("roles") + found("role_bindings") + found("secrets"),
-        "releases": plan["releases"], "release_records": found("release_records"), "awaited": found("managers"),
+        "releases": releases, "release_records": found("release_records"), "awaited": found("managers"),
         # Runners the role creates in GitLab are checked with GitLab on every run.
         "steps": ["remove pool " + name for name in removals["existing"]]
         + ["delete unused namespace " + name for name in removals["unused_namespaces"]]

@@ -250,3 +250,24 @@ def test_a_plan_without_what_decisions_need_is_our_error_not_the_inventorys():
     with pytest.raises(AnsibleError, match="fleet_decide"):
         decision({"roles": {"gpu_operator": {"plan": {"converges": True}}}, "read": {}, "steps": None},
                  check_mode=False)
+
+
+def test_the_gitlab_podmonitor_follows_the_crd_and_on_without_it_is_refused_before_any_change():
+    crd = [{"kind": "CustomResourceDefinition", "metadata": {"name": "podmonitors.monitoring.coreos.com"}}]
+
+    def monitor(outcome):
+        return outcome["releases"][0]["values"]["metrics"]["podMonitor"]["enabled"]
+
+    with_crd = decision_of(roles(operator=False, arc=False), answers(gitlab_runner={"pod_monitor_crd": crd}))
+    assert monitor(with_crd) is True
+    assert monitor(decision_of(roles(operator=False, arc=False), answers())) is False
+    chosen = {"gitlab_runner": {"plan": gitlab_runner_plan(gitlab(gitlab_runner_pod_monitors="on")), "pools": [POOL]}}
+    outcome, refusals = fleet_decide(chosen, answers())
+    assert refusals == ["gitlab_runner_pod_monitors: is on, but the cluster has no CustomResourceDefinition "
+                        "podmonitors.monitoring.coreos.com (install the Prometheus Operator's CRDs, or set it to auto "
+                        "or off)"]
+    assert outcome["gitlab_runner"]["pending"] == {}
+    # A role on its way out needs no monitor, whatever the cluster has.
+    absent = {"gitlab_runner": {"plan": gitlab_runner_plan(gitlab(gitlab_runner_pod_monitors="on",
+                                                                  gitlab_runner_state="absent")), "pools": [POOL]}}
+    assert refusals_of(absent, answers()) == []
