@@ -24,8 +24,12 @@ label and read back:
   (``gitlab_runner/plan.py`` ``pod_monitor_releases``), which refuses
   ``on`` on a cluster without the CRD;
 - ``arc_runners``: its pending changes, whose objects hold the scale sets'
-  credentials Secrets (``arc_runners/credential_secrets.py``), and what
-  pruning removes (``arc_runners/removals.py``).
+  credentials Secrets (``arc_runners/credential_secrets.py``) and the
+  PodMonitors of the controller and listeners where wanted
+  (``arc_runners/plan.py`` ``monitor_changes``, which refuses
+  ``arc_runners_pod_monitors: on`` without the CRD), and what pruning
+  removes (``arc_runners/removals.py``; ``stale_monitors``: our PodMonitors
+  no longer wanted).
 
 Which roles decide, and which of their steps run, is ``steps``
 (``fleet/steps.py``: the run's --tags, by Ansible's own rule): ``decide``,
@@ -43,6 +47,7 @@ from __future__ import annotations
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.credential_secrets import (
     arc_runners_credential_secrets,
 )
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.plan import monitor_changes
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.removals import arc_runners_removals
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.plan import pod_monitor_releases
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.removals import gitlab_runner_removals
@@ -139,11 +144,18 @@ def gitlab_runner_decision(plan, found, pools, check_mode):
 def arc_runners_decision(plan, found, scale_sets, check_mode):
     """ARC's ``{pending, removals}``; ``scale_sets`` as the inventory wrote them (their credentials)."""
     controller = [plan["controller"]] if plan["controller"] else []
+    # The PodMonitors of the controller and the listeners, as the CRD and arc_runners_pod_monitors decide.
+    monitors, stale, refusal = monitor_changes(plan, found)
+    if refusal:
+        return {"pending": {}, "removals": {}, "stale_monitors": []}, refusal
     credentials = arc_runners_credential_secrets({"secrets": plan["secrets"], "scale_sets": scale_sets})
     pending = pending_changes({
         "namespaces": plan["namespaces"], "namespace_labels": plan["namespace_labels"],
-        "objects": plan["configmaps"] + credentials,
-        "found": found("namespaces") + found("secrets") + found("configmaps"),
+        # After the namespaces and the credentials: a PodMonitor needs neither, but the CRD must exist.
+        "objects": plan["configmaps"] + credentials + monitors,
+        "found": found("namespaces") + found("secrets") + found("configmaps") + found("pod_monitors"),
+        "steps": ["remove PodMonitor %s/%s" % (monitor["metadata"]["namespace"], monitor["metadata"]["name"])
+                  for monitor in stale],
         # The removed scale sets' releases are pending until they are gone.
         "releases": controller + plan["releases"] + plan["removals"], "release_records": found("release_records"),
         "apply_releases": controller + plan["releases"], "crds_from": plan["controller"],
@@ -152,7 +164,7 @@ def arc_runners_decision(plan, found, scale_sets, check_mode):
     # namespace) also changes the scale set's release, so it is never settled.
     removals = arc_runners_removals({"by_scale_set": plan["by_scale_set"], "scale_set_label": plan["scale_set_label"],
                                      "secrets": found("secrets"), "configmaps": found("configmaps")})
-    return {"pending": pending, "removals": removals}, ""
+    return {"pending": pending, "removals": removals, "stale_monitors": stale}, ""
 
 
 def _decision(role, plan, found, entry, check_mode):

@@ -271,3 +271,25 @@ def test_the_gitlab_podmonitor_follows_the_crd_and_on_without_it_is_refused_befo
     absent = {"gitlab_runner": {"plan": gitlab_runner_plan(gitlab(gitlab_runner_pod_monitors="on",
                                                                   gitlab_runner_state="absent")), "pools": [POOL]}}
     assert refusals_of(absent, answers()) == []
+
+
+def test_arc_applies_its_pod_monitors_where_the_crd_is_and_prunes_those_no_longer_wanted():
+    crd = [{"kind": "CustomResourceDefinition", "metadata": {"name": "podmonitors.monitoring.coreos.com"}}]
+    outcome = decision_of(roles(operator=False, runners=False), answers(arc_runners={"pod_monitor_crd": crd}))
+    applied = [obj["metadata"]["name"] for obj in outcome["objects"] if obj["kind"] == "PodMonitor"]
+    assert applied == ["gpuci-arc-controller", "gpuci-arc-listeners"]
+    without = decision_of(roles(operator=False, runners=False), answers())
+    assert [obj for obj in without["objects"] if obj["kind"] == "PodMonitor"] == []
+    old = {"apiVersion": "monitoring.coreos.com/v1", "kind": "PodMonitor",
+           "metadata": {"name": "gpuci-arc-old", "namespace": "arc-systems", "labels": {}}, "spec": {}}
+    pruned = decision_of(roles(operator=False, runners=False),
+                         answers(arc_runners={"pod_monitor_crd": crd, "pod_monitors": [old]}))
+    assert pruned["arc_runners"]["stale_monitors"] == [
+        {"apiVersion": "monitoring.coreos.com/v1", "kind": "PodMonitor",
+         "metadata": {"name": "gpuci-arc-old", "namespace": "arc-systems"}}]
+    assert "remove PodMonitor arc-systems/gpuci-arc-old" in pruned["arc_runners"]["pending"]["summary"]
+    plan = arc_runners_plan(settings("arc_runners", arc_runners_scale_sets=[SCALE_SET], arc_runners_pod_monitors="on"))
+    refusals = refusals_of({"arc_runners": {"plan": plan, "scale_sets": [SCALE_SET]}}, answers())
+    assert refusals == ["arc_runners_pod_monitors: is on, but the cluster has no CustomResourceDefinition "
+                        "podmonitors.monitoring.coreos.com (install the Prometheus Operator's CRDs, or set it to auto "
+                        "or off)"]
