@@ -12,7 +12,9 @@ label and read back:
   namespace, the time-slicing ConfigMap, the RuntimeClass, the release, the
   operator Deployment), the node label patches
   (``gpu_operator/node_labels.py``), whether the time-slicing ConfigMap goes,
-  and the refusal of a second GPU Operator on the cluster
+  the DCGM exporter's ServiceMonitor on or off (``gpu_operator/plan.py``
+  ``service_monitor_release``, which refuses
+  ``gpu_operator_dcgm_service_monitor: on`` without the CRD), and the refusal of a second GPU Operator on the cluster
   (``gpu_operator/owner.py``);
 - ``gitlab_runner``: what to remove (``gitlab_runner/removals.py``) and,
   with state present, its pending changes, whose objects hold the pools'
@@ -56,6 +58,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.token_
 )
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator.node_labels import gpu_operator_node_labels
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator.owner import gpu_operator_owner
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator.plan import service_monitor_release
 from ansible_collections.gpuci.runners.plugins.module_utils.fleet.objects import fleet_objects
 from ansible_collections.gpuci.runners.plugins.module_utils.fleet.pending_changes import pending_changes
 from ansible_collections.gpuci.runners.plugins.module_utils.fleet.steps import ROLES, STEPS
@@ -74,7 +77,11 @@ class _Answers:
 
 def gpu_operator_decision(plan, found, check_mode):
     """The GPU Operator's ``{pending, node_patches, remove_time_slicing}`` and its refusal ('' for none)."""
-    release = plan["release"]
+    # The DCGM exporter's ServiceMonitor, as the CRD and gpu_operator_dcgm_service_monitor decide.
+    monitor = plan["dcgm_service_monitor"]
+    release, refusal = service_monitor_release(plan, found("service_monitor_crd") if monitor["mode"] != "off" else [])
+    if refusal:
+        return {"pending": {}, "node_patches": [], "remove_time_slicing": False}, refusal
     slicing = plan["time_slicing"]
     patches = gpu_operator_node_labels({
         "nodes": found("nodes"), "label_classes": slicing["label_classes"],

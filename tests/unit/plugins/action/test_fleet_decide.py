@@ -293,3 +293,19 @@ def test_arc_applies_its_pod_monitors_where_the_crd_is_and_prunes_those_no_longe
     assert refusals == ["arc_runners_pod_monitors: is on, but the cluster has no CustomResourceDefinition "
                         "podmonitors.monitoring.coreos.com (install the Prometheus Operator's CRDs, or set it to auto "
                         "or off)"]
+
+
+def test_the_dcgm_service_monitor_follows_the_crd_and_on_without_it_is_refused():
+    crd = [{"kind": "CustomResourceDefinition", "metadata": {"name": "servicemonitors.monitoring.coreos.com"}}]
+
+    def monitor(outcome):
+        (release,) = outcome["releases"]
+        return release["values"]["dcgmExporter"]["serviceMonitor"]["enabled"]
+
+    alone = roles(runners=False, arc=False)
+    assert monitor(decision_of(alone, answers(gpu_operator={"service_monitor_crd": crd}))) is True
+    assert monitor(decision_of(alone, answers())) is False
+    refusals = refusals_of({"gpu_operator": {"plan": operator_plan(gpu_operator_dcgm_service_monitor="on")}}, answers())
+    assert refusals == ["gpu_operator_dcgm_service_monitor: is on, but the cluster has no CustomResourceDefinition "
+                        "servicemonitors.monitoring.coreos.com (install the Prometheus Operator's CRDs, or set it to "
+                        "auto or off)"]
