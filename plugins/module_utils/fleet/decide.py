@@ -14,8 +14,8 @@ label and read back:
   (``gpu_operator/node_labels.py``), whether the time-slicing ConfigMap goes,
   the DCGM exporter's ServiceMonitor on or off (``gpu_operator/plan.py``
   ``service_monitor_release``, which refuses
-  ``gpu_operator_dcgm_service_monitor: on`` without the CRD), and the refusal of a second GPU Operator on the cluster
-  (``gpu_operator/owner.py``);
+  ``gpu_operator_dcgm_service_monitor: on`` without the CRD), and the
+  refusal of a second GPU Operator on the cluster (``gpu_operator/owner.py``);
 - ``gitlab_runner``: what to remove (``gitlab_runner/removals.py``) and,
   with state present, its pending changes, whose objects hold the pools'
   token Secrets as the inventory gives them
@@ -149,7 +149,7 @@ def gitlab_runner_decision(plan, found, pools, check_mode):
 
 
 def arc_runners_decision(plan, found, scale_sets, check_mode):
-    """ARC's ``{pending, removals}``; ``scale_sets`` as the inventory wrote them (their credentials)."""
+    """ARC's ``{pending, removals, stale_monitors}``; ``scale_sets`` as the inventory wrote them (their credentials)."""
     controller = [plan["controller"]] if plan["controller"] else []
     # The PodMonitors of the controller and the listeners, as the CRD and arc_runners_pod_monitors decide.
     monitors, stale, refusal = monitor_changes(plan, found)
@@ -158,7 +158,7 @@ def arc_runners_decision(plan, found, scale_sets, check_mode):
     credentials = arc_runners_credential_secrets({"secrets": plan["secrets"], "scale_sets": scale_sets})
     pending = pending_changes({
         "namespaces": plan["namespaces"], "namespace_labels": plan["namespace_labels"],
-        # After the namespaces and the credentials: a PodMonitor needs neither, but the CRD must exist.
+        # The PodMonitors live in the controller's namespace, which this apply creates first.
         "objects": plan["configmaps"] + credentials + monitors,
         "found": found("namespaces") + found("secrets") + found("configmaps") + found("pod_monitors"),
         "steps": ["remove PodMonitor %s/%s" % (monitor["metadata"]["namespace"], monitor["metadata"]["name"])
