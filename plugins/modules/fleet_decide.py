@@ -17,9 +17,11 @@ description:
     the task registers (the role C(gpuci.runners.converge) registers it as C(__converge_changes)) - under each role's
     name what its own steps read (C(gpu_operator.pending), C(gpu_operator.node_patches),
     C(gpu_operator.remove_time_slicing); C(gitlab_runner.pending), C(gitlab_runner.removals),
-    C(gitlab_runner.created_secrets); C(arc_runners.pending), C(arc_runners.removals)), and for the converge the
-    objects and releases of its one apply, the reads of its one read-back, the roles to finish and to check.
-    Fails when the cluster already runs a GPU Operator of another release (there can be one per cluster).
+    C(gitlab_runner.created_secrets); C(arc_runners.pending), C(arc_runners.removals),
+    C(arc_runners.stale_monitors)), and for the converge the objects and releases of its one apply, the reads of its
+    one read-back, the roles to finish and to check. Fails when the cluster already runs a GPU Operator of another
+    release (there can be one per cluster), and when a role's monitor variable is C(on) on a cluster without the
+    monitor's CRD (C(gitlab_runner_pod_monitors), C(arc_runners_pod_monitors), C(gpu_operator_dcgm_service_monitor)).
   - Which roles decide and which of their steps run is O(steps) (the filter P(gpuci.runners.fleet_steps#filter),
     from the run's tags).
   - Why not M(ansible.builtin.set_fact) - each task starts a worker process on every run, a rerun that changes
@@ -94,7 +96,9 @@ gitlab_runner:
   returned: when the GitLab runner role decided
   type: dict
 arc_runners:
-  description: ARC's C(pending) changes and C(removals) (our Secrets and ConfigMaps no scale set uses); hidden from output.
+  description: >-
+    ARC's C(pending) changes, C(removals) (our Secrets and ConfigMaps no scale set uses) and C(stale_monitors) (our
+    PodMonitors no longer wanted); hidden from output.
   returned: when the ARC role decided
   type: dict
 pending:

@@ -125,19 +125,22 @@ def _helm() -> str | None:
     return shutil.which("helm")
 
 
-def _rendered(helm: str, values: dict, release: str, work: Path, kind: str) -> dict:
-    """The chart's object of `kind` named `release`, rendered by `helm template` from `values`."""
+def _rendered(helm: str, values: dict, release: str, work: Path, kind: str, api_versions: tuple[str, ...] = ()) -> dict:
+    """The chart's object of `kind` named `release`, rendered by `helm template` from `values` (None when the
+    chart renders none); `api_versions` are the APIs Helm is told the cluster serves."""
     chart_version = yaml.safe_load((ROLE / "defaults" / "main.yml").read_text())["gitlab_runner_chart_version"]
     chart = charts_dir() / f"gitlab-runner-{chart_version}.tgz"
     assert chart.is_file(), f"{chart} is missing (the testbed's charts; set GPUCI_CHARTS_DIR)"
     values_file = work / f"{release}.yaml"
     values_file.write_text(yaml.safe_dump(values))
-    proc = subprocess.run([helm, "template", release, str(chart), "--namespace", "gitlab-runner", "-f", str(values_file)],
-                          capture_output=True, text=True, check=False, timeout=120)
+    apis = [argument for api in api_versions for argument in ("--api-versions", api)]
+    proc = subprocess.run([helm, "template", release, str(chart), "--namespace", "gitlab-runner", "-f", str(values_file)]
+                          + apis, capture_output=True, text=True, check=False, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    (document,) = [doc for doc in yaml.safe_load_all(proc.stdout)
-                   if doc and doc["kind"] == kind and doc["metadata"]["name"] == release]
-    return document
+    documents = [doc for doc in yaml.safe_load_all(proc.stdout)
+                 if doc and doc["kind"] == kind and doc["metadata"]["name"] == release]
+    assert len(documents) <= 1, documents
+    return documents[0] if documents else None
 
 
 def _register_script(helm: str, values: dict, release: str, work: Path) -> str:
@@ -196,3 +199,36 @@ def test_unset_runtime_class_is_the_gpu_operator_default():
 
     operator = yaml.safe_load((ROLES / "gpu_operator" / "defaults" / "main.yml").read_text())
     assert operator["gpu_operator_runtime_class"] == DEFAULT_RUNTIME_CLASS
+
+
+def test_the_chart_serves_the_metrics_and_makes_the_relabelled_pod_monitor_where_helm_sees_the_api(role_values, tmp_path):
+    """What the decision's values (podMonitor on: the cluster has the CRD) become in the real chart."""
+    helm = _helm()
+    if helm is None:
+        pytest.skip("helm is missing: build the testbed's (bash tools/testbed/build.sh helm) or put one on PATH")
+    if str(REPO / ".collections") not in sys.path:
+        sys.path.insert(0, str(REPO / ".collections"))
+    from ansible_collections.gpuci.runners.plugins.module_utils.monitoring.alert_rules import SCRAPE_LABELS
+
+    release = "gitlab-runner-l40s"
+    values = json.loads(json.dumps(role_values["l40s"]))
+    values["metrics"]["podMonitor"]["enabled"] = True
+    values["metrics"]["podMonitor"]["labels"]["release"] = "kube-prometheus-stack"
+    monitor = _rendered(helm, values, release, tmp_path, "PodMonitor", api_versions=("monitoring.coreos.com/v1",))
+    assert monitor["metadata"]["labels"]["release"] == "kube-prometheus-stack", "the selection label wins"
+    assert monitor["metadata"]["labels"]["gpuci.runners/pool"] == "l40s"
+    (endpoint,) = monitor["spec"]["podMetricsEndpoints"]
+    assert endpoint["port"] == "metrics"
+    assert {entry["targetLabel"] for entry in endpoint["relabelings"]} == {"job", SCRAPE_LABELS["pool"],
+                                                                           SCRAPE_LABELS["gpu_class"]}
+    # Helm renders no PodMonitor without the API, and says nothing: the role decides from the CRD instead.
+    assert _rendered(helm, values, release, tmp_path, "PodMonitor") is None
+    deployment = _rendered(helm, values, release, tmp_path, "Deployment")
+    template = deployment["spec"]["template"]
+    assert template["metadata"]["labels"]["gpuci.runners/gpu-class"] == "l40s"
+    assert template["metadata"]["labels"]["gpuci.runners/pool"] == "l40s"
+    (manager,) = template["spec"]["containers"]
+    assert {"name": "metrics", "containerPort": 9252} in [
+        {"name": port.get("name"), "containerPort": port["containerPort"]} for port in manager.get("ports") or []]
+    config = _rendered(helm, values, release, tmp_path, "ConfigMap")["data"]["config.toml"]
+    assert 'listen_address = ":9252"' in config

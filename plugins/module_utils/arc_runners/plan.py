@@ -37,6 +37,12 @@ takes them, scale sets without their credentials) it returns:
 - ``converges``: whether the role installs anything (state present, with
   the controller or a scale set to install), and ``notes``: that nothing of
   ARC is declared, when the role is present and does not converge;
+- ``pod_monitors`` and ``monitors``: what decides whether the role makes
+  its PodMonitors of the controller and the listeners
+  (``arc_runners_pod_monitors``, the PodMonitor CRD), and those PodMonitors;
+  the converge's decision calls ``monitor_changes``; ``monitor_selectors``
+  find them (pruning, removal). The controller's metrics are on unless
+  ``arc_runners_metrics`` is false;
 - ``reads`` and ``readback_reads``: what the role reads, as
   ``gpuci.runners.k8s_reads`` takes it (answers under the group
   ``arc_runners``), to decide what a converge would change, and after a
@@ -65,9 +71,21 @@ from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.prefligh
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.readback import named_secret_key
 from ansible_collections.gpuci.runners.plugins.module_utils.common.chart_source import check_chart_source
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s.reads import read
+from ansible_collections.gpuci.runners.plugins.module_utils.monitoring.monitors import (
+    MONITORING_API,
+    POD_MONITOR_CRD,
+    crd_read,
+    labels_problems,
+    mode_problems,
+    monitor_labels,
+    monitor_mode,
+    monitor_spec,
+    monitors_wanted,
+    pod_monitor,
+)
 from ansible_collections.gpuci.runners.plugins.module_utils.common.ownership_labels import label_selectors, ownership_labels, set_selector
 from ansible_collections.gpuci.runners.plugins.module_utils.fleet.pending_changes import release_record_selectors
-from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import mapping_list, require_mapping
+from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import mapping_list, problem, require_mapping
 
 CONTROLLER_CHART = "gha-runner-scale-set-controller"
 SCALE_SET_CHART = "gha-runner-scale-set"
@@ -90,6 +108,23 @@ CRDS = ("autoscalingrunnersets.actions.github.com", "autoscalinglisteners.action
 # The controller chart names its service account like its Deployment.
 CONTROLLER_SUFFIX = "gha-rs-controller"
 DEFAULT_WORK_VOLUME_ACCESS_MODES = ["ReadWriteOnce"]
+# The controller chart's metrics values as ARC documents them: the controller
+# and every listener serve /metrics on :8080, in a container port named
+# "metrics" (the chart's deployment.yaml; the controller's listener pods,
+# resourcebuilder.go).
+METRICS_VALUES = {"controllerManagerAddr": ":8080", "listenerAddr": ":8080", "listenerEndpoint": "/metrics"}
+METRICS_PORT_NAME = "metrics"
+METRICS = "arc_runners_metrics"
+POD_MONITORS = "arc_runners_pod_monitors"
+POD_MONITOR_LABELS = "arc_runners_pod_monitor_labels"
+# On the role's PodMonitors: what finds them to prune and remove.
+MONITOR_LABEL = "gpuci.runners/monitors"
+MONITOR_LABELS = ownership_labels({MONITOR_LABEL: "arc-runners"})
+# Which pods each PodMonitor scrapes: the controller chart's manager pod, and
+# the listener pods the controller makes (both in the controller's namespace).
+CONTROLLER_POD_LABELS = {"app.kubernetes.io/part-of": "gha-rs-controller",
+                         "app.kubernetes.io/component": "controller-manager"}
+LISTENER_POD_LABELS = {"app.kubernetes.io/component": "runner-scale-set-listener"}
 # Scale set chart values the role builds from each scale set; arc_runners_scale_set_values may not set them.
 OWNED_SCALE_SET_VALUES = ("githubConfigUrl", "githubConfigSecret", "controllerServiceAccount", "template",
                           "containerMode", "scaleSetLabels", "runnerGroup", "runnerScaleSetName", "minRunners",
@@ -151,6 +186,9 @@ def arc_runners_plan(settings, gpu_classes=None):
     controller = None
     if role_present and wanted:
         values = copy.deepcopy(settings.get("arc_runners_controller_values") or {})
+        if settings.get(METRICS, True):
+            # The user's own metrics values, where given, are theirs.
+            values.setdefault("metrics", dict(METRICS_VALUES))
         values.setdefault("serviceAccount", {}).update({"create": True, "name": account["name"]})
         controller = _chart_release(settings, settings["arc_runners_controller_release_name"],
                                     settings["arc_runners_controller_namespace"], CONTROLLER_CHART, values)
@@ -189,10 +227,82 @@ def arc_runners_plan(settings, gpu_classes=None):
         "chart_paths": charts,
         "converges": role_present and (wanted or bool(scale_sets)),
         "notes": [NOTHING_DECLARED] if role_present and not (wanted or scale_sets) else [],
-        "reads": _reads(record_selectors) + named_secrets,
+        "pod_monitors": _pod_monitors(settings, controller),
+        "monitors": _monitors(settings, controller),
+        "monitor_selectors": label_selectors(MONITOR_LABELS),
+        "reads": _reads(record_selectors) + named_secrets + _monitor_reads(settings, controller),
         "readback_reads": [read(GROUP, "runner_sets", "AutoscalingRunnerSet", RUNNER_SET_API)] + named_secrets,
-        "problems": _problems(settings, wanted, wanted or bool(scale_sets), charts) if role_present else [],
+        "problems": (_problems(settings, wanted, wanted or bool(scale_sets), charts) + _monitoring_problems(settings))
+        if role_present else [],
     }
+
+
+def _monitoring_problems(settings):
+    """The metrics and monitor variables' problems: a bad mode or labels, monitors on without metrics."""
+    problems = mode_problems(settings, POD_MONITORS) + labels_problems(settings, POD_MONITOR_LABELS)
+    if not isinstance(settings.get(METRICS, True), bool):
+        problems.append(problem(METRICS, "must be true or false", settings.get(METRICS)))
+    elif monitor_mode(settings, POD_MONITORS) == "on" and not settings.get(METRICS, True):
+        problems.append(problem(POD_MONITORS, "is on, but %s is false: a PodMonitor needs the metrics" % METRICS))
+    return problems
+
+
+def _pod_monitors(settings, controller):
+    """What decides whether the role makes its PodMonitors: off without a controller of its own or metrics."""
+    return monitor_spec(settings, POD_MONITORS, POD_MONITOR_CRD,
+                        wanted=bool(controller) and bool(settings.get(METRICS, True)))
+
+
+def _monitors(settings, controller):
+    """The PodMonitors of the controller and of the listeners, in the controller's namespace.
+
+    ARC's metrics carry their own ``name`` (the scale set), ``namespace`` and
+    ``repository``...: the listeners' scrape honours them
+    (``honorLabels``), as the alert rules read them. Labelled with the
+    user's selection labels and the role's own (MONITOR_LABELS), by which
+    pruning and removal find them.
+    """
+    if _pod_monitors(settings, controller)["mode"] == "off":
+        return []
+    namespace = controller["namespace"]
+    labels = dict(monitor_labels(settings, POD_MONITOR_LABELS), **MONITOR_LABELS)
+    return [
+        pod_monitor("gpuci-arc-controller", namespace, labels,
+                    dict(CONTROLLER_POD_LABELS, **{"app.kubernetes.io/instance": controller["name"]}), METRICS_PORT_NAME),
+        pod_monitor("gpuci-arc-listeners", namespace, labels, LISTENER_POD_LABELS, METRICS_PORT_NAME,
+                    path=METRICS_VALUES["listenerEndpoint"], honor_labels=True),
+    ]
+
+
+def _monitor_reads(settings, controller):
+    """The role's PodMonitors (an unserved kind answers none), so those no longer wanted are pruned, and the
+    PodMonitor CRD unless monitors are off."""
+    crd = [] if _pod_monitors(settings, controller)["mode"] == "off" else [
+        crd_read(GROUP, "pod_monitor_crd", POD_MONITOR_CRD)]
+    return crd + [read(GROUP, "pod_monitors", "PodMonitor", MONITORING_API,
+                       namespace=settings["arc_runners_controller_namespace"],
+                       label_selectors=label_selectors(MONITOR_LABELS))]
+
+
+def monitor_changes(plan, found):
+    """``(monitors, stale, refusal)``: the PodMonitors to apply, ours the cluster holds that are no longer wanted,
+    and why the run must stop ('' for no reason).
+
+    ``found(key)`` answers the plan's reads. ``arc_runners_pod_monitors``
+    and the PodMonitor CRD decide (monitoring/monitors.py); ``on`` without
+    the CRD is refused.
+    """
+    spec = plan["pod_monitors"]
+    wanted, refusal = monitors_wanted(spec, found("pod_monitor_crd") if spec["mode"] != "off" else [])
+    if refusal:
+        return [], [], refusal
+    monitors = copy.deepcopy(plan["monitors"]) if wanted else []
+    names = {(monitor["metadata"]["namespace"], monitor["metadata"]["name"]) for monitor in monitors}
+    stale = [{"apiVersion": MONITORING_API, "kind": "PodMonitor",
+              "metadata": {"name": live["metadata"]["name"], "namespace": live["metadata"]["namespace"]}}
+             for live in found("pod_monitors")
+             if (live["metadata"].get("namespace"), live["metadata"]["name"]) not in names]
+    return monitors, stale, ""
 
 
 def _removed_selectors(removed):

@@ -12,16 +12,26 @@ label and read back:
   namespace, the time-slicing ConfigMap, the RuntimeClass, the release, the
   operator Deployment), the node label patches
   (``gpu_operator/node_labels.py``), whether the time-slicing ConfigMap goes,
-  and the refusal of a second GPU Operator on the cluster
-  (``gpu_operator/owner.py``);
+  the DCGM exporter's ServiceMonitor on or off (``gpu_operator/plan.py``
+  ``service_monitor_release``, which refuses
+  ``gpu_operator_dcgm_service_monitor: on`` without the CRD), and the
+  refusal of a second GPU Operator on the cluster (``gpu_operator/owner.py``);
 - ``gitlab_runner``: what to remove (``gitlab_runner/removals.py``) and,
   with state present, its pending changes, whose objects hold the pools'
   token Secrets as the inventory gives them
   (``gitlab_runner/token_secrets.py``), and the Secrets of the runners the
   role creates in GitLab (``created_secrets``, still without their token);
+  its releases make the chart's PodMonitor or not, as
+  ``gitlab_runner_pod_monitors`` and the cluster's PodMonitor CRD decide
+  (``gitlab_runner/plan.py`` ``pod_monitor_releases``), which refuses
+  ``on`` on a cluster without the CRD;
 - ``arc_runners``: its pending changes, whose objects hold the scale sets'
-  credentials Secrets (``arc_runners/credential_secrets.py``), and what
-  pruning removes (``arc_runners/removals.py``).
+  credentials Secrets (``arc_runners/credential_secrets.py``) and the
+  PodMonitors of the controller and listeners where wanted
+  (``arc_runners/plan.py`` ``monitor_changes``, which refuses
+  ``arc_runners_pod_monitors: on`` without the CRD), and what pruning
+  removes (``arc_runners/removals.py``; ``stale_monitors``: our PodMonitors
+  no longer wanted).
 
 Which roles decide, and which of their steps run, is ``steps``
 (``fleet/steps.py``: the run's --tags, by Ansible's own rule): ``decide``,
@@ -39,13 +49,16 @@ from __future__ import annotations
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.credential_secrets import (
     arc_runners_credential_secrets,
 )
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.plan import monitor_changes
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.removals import arc_runners_removals
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.plan import pod_monitor_releases
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.removals import gitlab_runner_removals
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.token_secrets import (
     gitlab_runner_token_secrets,
 )
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator.node_labels import gpu_operator_node_labels
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator.owner import gpu_operator_owner
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator.plan import service_monitor_release
 from ansible_collections.gpuci.runners.plugins.module_utils.fleet.objects import fleet_objects
 from ansible_collections.gpuci.runners.plugins.module_utils.fleet.pending_changes import pending_changes
 from ansible_collections.gpuci.runners.plugins.module_utils.fleet.steps import ROLES, STEPS
@@ -64,7 +77,11 @@ class _Answers:
 
 def gpu_operator_decision(plan, found, check_mode):
     """The GPU Operator's ``{pending, node_patches, remove_time_slicing}`` and its refusal ('' for none)."""
-    release = plan["release"]
+    # The DCGM exporter's ServiceMonitor, as the CRD and gpu_operator_dcgm_service_monitor decide.
+    monitor = plan["dcgm_service_monitor"]
+    release, refusal = service_monitor_release(plan, found("service_monitor_crd") if monitor["mode"] != "off" else [])
+    if refusal:
+        return {"pending": {}, "node_patches": [], "remove_time_slicing": False}, refusal
     slicing = plan["time_slicing"]
     patches = gpu_operator_node_labels({
         "nodes": found("nodes"), "label_classes": slicing["label_classes"],
@@ -106,6 +123,11 @@ def gitlab_runner_decision(plan, found, pools, check_mode):
     decision = {"removals": removals, "pending": {}, "created_pools": [], "created_secrets": []}
     if settings["state"] != "present":
         return decision, ""
+    # The chart's PodMonitor, as the CRD's presence and gitlab_runner_pod_monitors decide.
+    monitors = plan["pod_monitors"]
+    releases, refusal = pod_monitor_releases(plan, found("pod_monitor_crd") if monitors["mode"] != "off" else [])
+    if refusal:
+        return decision, refusal
     created = decision["created_pools"] = list(plan["created_pools"])
     token_secrets = gitlab_runner_token_secrets({
         "secrets": [secret for secret in plan["secrets"] if secret["pool"] not in created],
@@ -117,7 +139,7 @@ def gitlab_runner_decision(plan, found, pools, check_mode):
         "namespaces": plan["namespaces"], "namespace_labels": plan["labels"],
         "objects": plan["access"] + token_secrets,
         "found": found("namespaces") + found("accounts") + found("roles") + found("role_bindings") + found("secrets"),
-        "releases": plan["releases"], "release_records": found("release_records"), "awaited": found("managers"),
+        "releases": releases, "release_records": found("release_records"), "awaited": found("managers"),
         # Runners the role creates in GitLab are checked with GitLab on every run.
         "steps": ["remove pool " + name for name in removals["existing"]]
         + ["delete unused namespace " + name for name in removals["unused_namespaces"]]
@@ -127,13 +149,20 @@ def gitlab_runner_decision(plan, found, pools, check_mode):
 
 
 def arc_runners_decision(plan, found, scale_sets, check_mode):
-    """ARC's ``{pending, removals}``; ``scale_sets`` as the inventory wrote them (their credentials)."""
+    """ARC's ``{pending, removals, stale_monitors}``; ``scale_sets`` as the inventory wrote them (their credentials)."""
     controller = [plan["controller"]] if plan["controller"] else []
+    # The PodMonitors of the controller and the listeners, as the CRD and arc_runners_pod_monitors decide.
+    monitors, stale, refusal = monitor_changes(plan, found)
+    if refusal:
+        return {"pending": {}, "removals": {}, "stale_monitors": []}, refusal
     credentials = arc_runners_credential_secrets({"secrets": plan["secrets"], "scale_sets": scale_sets})
     pending = pending_changes({
         "namespaces": plan["namespaces"], "namespace_labels": plan["namespace_labels"],
-        "objects": plan["configmaps"] + credentials,
-        "found": found("namespaces") + found("secrets") + found("configmaps"),
+        # The PodMonitors live in the controller's namespace, which this apply creates first.
+        "objects": plan["configmaps"] + credentials + monitors,
+        "found": found("namespaces") + found("secrets") + found("configmaps") + found("pod_monitors"),
+        "steps": ["remove PodMonitor %s/%s" % (monitor["metadata"]["namespace"], monitor["metadata"]["name"])
+                  for monitor in stale],
         # The removed scale sets' releases are pending until they are gone.
         "releases": controller + plan["releases"] + plan["removals"], "release_records": found("release_records"),
         "apply_releases": controller + plan["releases"], "crds_from": plan["controller"],
@@ -142,7 +171,7 @@ def arc_runners_decision(plan, found, scale_sets, check_mode):
     # namespace) also changes the scale set's release, so it is never settled.
     removals = arc_runners_removals({"by_scale_set": plan["by_scale_set"], "scale_set_label": plan["scale_set_label"],
                                      "secrets": found("secrets"), "configmaps": found("configmaps")})
-    return {"pending": pending, "removals": removals}, ""
+    return {"pending": pending, "removals": removals, "stale_monitors": stale}, ""
 
 
 def _decision(role, plan, found, entry, check_mode):

@@ -32,6 +32,11 @@ takes them, pools without their tokens) it returns:
   the role's ``state``, ``prune``, ``namespace`` and ``timeout``, the
   seconds an uninstall may wait for its manager to stop (at least the
   managers' grace period, ``gitlab_runner/manager_stop.py``);
+- ``pod_monitors``: what decides whether each release makes the chart's
+  PodMonitor (``gitlab_runner_pod_monitors``, the CRD); the converge's
+  decision sets it with ``pod_monitor_releases``. Each release turns the
+  managers' metrics server on (``gitlab_runner_metrics``), its PodMonitor
+  relabelled to the alert rules' SCRAPE_LABELS (monitoring/monitors.py);
 - ``reads`` and ``readback_reads``: what the role reads, as
   ``gpuci.runners.k8s_reads`` takes it (answers under the group
   ``gitlab_runner``), to decide what a converge would change and what to
@@ -57,16 +62,35 @@ from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.prefli
     role_concurrent,
 )
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s.reads import AVAILABLE, read
+from ansible_collections.gpuci.runners.plugins.module_utils.monitoring.monitors import (
+    POD_MONITOR_CRD,
+    crd_read,
+    labels_problems,
+    mode_problems,
+    monitor_labels,
+    monitor_mode,
+    monitor_spec,
+    monitors_wanted,
+    scrape_relabelings,
+)
 from ansible_collections.gpuci.runners.plugins.module_utils.common.ownership_labels import label_selectors, ownership_labels, set_selector
 from ansible_collections.gpuci.runners.plugins.module_utils.fleet.pending_changes import release_record_selectors
 from ansible_collections.gpuci.runners.plugins.module_utils.common.pool_keys import GITLAB_POOL_DEFAULTS, GITLAB_SECRET_KEYS
 from ansible_collections.gpuci.runners.plugins.module_utils.common.release_names import GITLAB_RELEASE_PREFIX
-from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import mapping_list, require_mapping
+from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import mapping_list, problem, require_mapping
 
 CHART = "gitlab-runner"
 # Read back by the role's prune step once a pool has left the inventory.
 JOB_NAMESPACE_ANNOTATION = "gpuci.runners/job-namespace"
 POOL_LABEL = "gpuci.runners/pool"
+# On a manager pod of a pool with a GPU class: the scrape's gpu_class label comes from it.
+GPU_CLASS_LABEL = "gpuci.runners/gpu-class"
+# The managers' metrics server (the chart writes listen_address from the port).
+METRICS_PORT = 9252
+METRICS_PORT_NAME = "metrics"
+METRICS = "gitlab_runner_metrics"
+POD_MONITORS = "gitlab_runner_pod_monitors"
+POD_MONITOR_LABELS = "gitlab_runner_pod_monitor_labels"
 # The group of the role's reads in k8s_reads' answer (site.yml reads for every role at once).
 GROUP = "gitlab_runner"
 RBAC = "rbac.authorization.k8s.io/v1"
@@ -106,7 +130,7 @@ def gitlab_runner_plan(settings, gpu_classes=None):
     # Each pool's config.toml is rendered once: its rules are checked as it
     # is made, and the text goes into the pool's release.
     configs, config_problems = pool_configs(pools, gpu_classes, settings.get("gitlab_runner_runtime_class"), POOLS)
-    problems = pool_problems(settings, config_problems)
+    problems = pool_problems(settings, config_problems) + _monitoring_problems(settings)
     if problems:
         return {"problems": problems}
     labels = fleet_labels(settings["gitlab_runner_fleet"])
@@ -140,7 +164,8 @@ def gitlab_runner_plan(settings, gpu_classes=None):
                     "namespace": settings["gitlab_runner_namespace"],
                     "timeout": removal_timeout(settings["gitlab_runner_wait_timeout"],
                                                settings.get("gitlab_runner_extra_values"))},
-        "reads": _reads(settings, labels, selector, record_selectors),
+        "pod_monitors": _pod_monitors(settings),
+        "reads": _reads(settings, labels, selector, record_selectors) + _monitor_reads(settings, releases),
         "readback_reads": _readback_reads(settings, selector) if releases else [],
         "problems": [],
     }
@@ -170,6 +195,50 @@ def _reads(settings, labels, selector, record_selectors):
         read(GROUP, "managers", "Deployment", "apps/v1", namespace=namespace, label_selectors=[selector],
              hidden_fields=["spec"]),
     ]
+
+
+def _monitoring_problems(settings):
+    """The metrics and monitor variables' problems: a bad mode or labels, monitors on without metrics."""
+    problems = mode_problems(settings, POD_MONITORS) + labels_problems(settings, POD_MONITOR_LABELS)
+    if not isinstance(settings.get(METRICS, True), bool):
+        problems.append(problem(METRICS, "must be true or false", settings.get(METRICS)))
+    elif monitor_mode(settings, POD_MONITORS) == "on" and not settings.get(METRICS, True):
+        problems.append(problem(POD_MONITORS, "is on, but %s is false: a PodMonitor needs the managers' metrics"
+                                % METRICS))
+    return problems
+
+
+def _pod_monitors(settings):
+    """What decides whether the pools' releases make the chart's PodMonitor (``pod_monitor_releases``)."""
+    return monitor_spec(settings, POD_MONITORS, POD_MONITOR_CRD, wanted=settings.get(METRICS, True))
+
+
+def _monitor_reads(settings, releases):
+    """The PodMonitor CRD, read only when a present pool may get a monitor."""
+    if not releases or _pod_monitors(settings)["mode"] == "off":
+        return []
+    return [crd_read(GROUP, "pod_monitor_crd", POD_MONITOR_CRD)]
+
+
+def pod_monitor_releases(plan, found):
+    """``(releases, refusal)``: the plan's releases with the chart's PodMonitor on or off as the cluster decides.
+
+    ``found`` is what the PodMonitor CRD's read found. The chart renders its
+    PodMonitor only when Helm sees the monitoring.coreos.com/v1 API, without
+    a word otherwise: the role decides here instead (monitoring/monitors.py).
+    A release without metrics (``gitlab_runner_metrics`` false) is left as it is.
+    """
+    wanted, refusal = monitors_wanted(plan["pod_monitors"], found)
+    if refusal:
+        return [], refusal
+    releases = []
+    for release in plan["releases"]:
+        metrics = release["values"].get("metrics")
+        if isinstance(metrics, dict) and isinstance(metrics.get("podMonitor"), dict):
+            release = copy.deepcopy(release)
+            release["values"]["metrics"]["podMonitor"]["enabled"] = wanted
+        releases.append(release)
+    return releases, ""
 
 
 def _readback_reads(settings, selector):
@@ -231,6 +300,7 @@ def release_values(pool, config, labels, settings):
     reaches the chart only as the Secret's name.
     """
     pool_labels = _pool_labels(labels, pool)
+    pod_labels = dict(pool_labels, **({GPU_CLASS_LABEL: pool["gpu_class"]} if pool.get("gpu_class") else {}))
     values = {
         "gitlabUrl": pool["gitlab_url"],
         "concurrent": pool["concurrent"],
@@ -248,10 +318,30 @@ def release_values(pool, config, labels, settings):
         "resources": copy.deepcopy(pool.get("resources") or settings["gitlab_runner_manager_resources"]),
         "readinessProbe": dict(READINESS_PROBE),
         "deploymentLabels": pool_labels,
-        "podLabels": dict(pool_labels),
+        "podLabels": pod_labels,
     }
     values.update(_scaling(pool.get("hpa")))
+    if settings.get(METRICS, True):
+        values["metrics"] = _metrics(pool_labels, settings)
     return deep_merge(values, settings.get("gitlab_runner_extra_values") or {})
+
+
+def _metrics(pool_labels, settings):
+    """The manager's metrics server, and the chart's PodMonitor of it (on or off: ``pod_monitor_releases``).
+
+    The PodMonitor carries the user's selection labels and the pool's; its
+    relabelings give each target the labels the alert rules read.
+    """
+    return {
+        "enabled": True,
+        "portName": METRICS_PORT_NAME,
+        "port": METRICS_PORT,
+        "podMonitor": {
+            "enabled": False,
+            "labels": dict(monitor_labels(settings, POD_MONITOR_LABELS), **pool_labels),
+            "relabelings": scrape_relabelings(POOL_LABEL, GPU_CLASS_LABEL),
+        },
+    }
 
 
 def _scaling(hpa):

@@ -27,6 +27,10 @@ From the role's variables (under their own names) it returns:
   chart's CRDs (node-feature-discovery's with ``nfd.enabled``), which
   ``gpu_operator_remove_crds`` deletes;
 - ``converges``: whether the role installs anything (state present);
+- ``dcgm_service_monitor``: what decides whether the operator makes the DCGM
+  exporter's ServiceMonitor (``gpu_operator_dcgm_service_monitor``, the
+  ServiceMonitor CRD); the converge's decision sets it with
+  ``service_monitor_release``;
 - ``reads`` and ``readback_reads``: what the role reads, as
   ``gpuci.runners.k8s_reads`` takes it (answers under the group
   ``gpu_operator``), to decide what a converge would change, and after a
@@ -44,11 +48,24 @@ From the role's variables (under their own names) it returns:
 
 from __future__ import annotations
 
+import copy
+
 from ansible_collections.gpuci.runners.plugins.module_utils.common.chart_source import check_chart_source
 from ansible_collections.gpuci.runners.plugins.module_utils.container_toolkit.runtimes import operator_toolkit_env
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.config import deep_merge
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.pod_patch import gpu_pod_patch
+from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import problem
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s.reads import AVAILABLE, read
+from ansible_collections.gpuci.runners.plugins.module_utils.monitoring.monitors import (
+    SERVICE_MONITOR_CRD,
+    crd_read,
+    labels_problems,
+    mode_problems,
+    monitor_labels,
+    monitor_mode,
+    monitor_spec,
+    monitors_wanted,
+)
 from ansible_collections.gpuci.runners.plugins.module_utils.common.ownership_labels import label_selectors, ownership_labels
 from ansible_collections.gpuci.runners.plugins.module_utils.fleet.pending_changes import release_record_selectors
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator.time_slicing import (
@@ -74,6 +91,10 @@ DEVICE_PLUGIN_LABEL = "nvidia.com/device-plugin.config"
 # Marks the nodes whose device plugin label the role set: it only ever removes its own.
 NODE_MARKER_LABEL = "gpuci.runners/time-slicing"
 
+SERVICE_MONITOR = "gpu_operator_dcgm_service_monitor"
+SERVICE_MONITOR_LABELS = "gpu_operator_dcgm_service_monitor_labels"
+DCGM_POD_LABELS = "gpu_operator_dcgm_pod_labels"
+
 # Values keys a dedicated variable sets: the same key in gpu_operator_values
 # would silently win over the variable.
 OWNED_VALUES = (
@@ -84,6 +105,8 @@ OWNED_VALUES = (
     ("cdi", "enabled", "gpu_operator_cdi_enabled"),
     ("mig", "strategy", "gpu_operator_mig_strategy"),
     ("dcgmExporter", "enabled", "gpu_operator_dcgm_exporter_enabled"),
+    ("dcgmExporter", "enablePodLabels", DCGM_POD_LABELS),
+    ("dcgmExporter", "podLabelAllowlistRegex", DCGM_POD_LABELS),
     ("nfd", "enabled", "gpu_operator_nfd_enabled"),
     ("devicePlugin", "config", "gpu_operator_time_slicing"),
     ("operator", "runtimeClass", "gpu_operator_runtime_class"),
@@ -131,14 +154,72 @@ def gpu_operator_plan(settings, gpu_classes=None):
         "crds": list(CRDS + (NFD_CRDS if settings["gpu_operator_nfd_enabled"] else ())),
         "release_record_selectors": record_selectors,
         "converges": settings.get("gpu_operator_state", "present") == "present",
-        "reads": _reads(settings, selector, record_selectors),
+        "dcgm_service_monitor": _service_monitor(settings),
+        "reads": _reads(settings, selector, record_selectors) + _monitor_reads(settings),
         "readback_reads": _readback_reads(settings),
         "problems": ["gpu_operator_values.%s.%s would override %s; set %s instead." % (section, key, variable, variable)
                      for section, key, variable in OWNED_VALUES if key in (user_values.get(section) or {})]
-        + _component_problems(settings) + _host_toolkit_problems(settings) + _pool_problems(settings, slicing["classes"]),
+        + _component_problems(settings) + _host_toolkit_problems(settings) + _pool_problems(settings, slicing["classes"])
+        + _monitoring_problems(settings),
         "warnings": ["gpu_operator_values.%s.%s is %s; the chart ignores it." % (section, key, note)
                      for section, key, note in REMOVED_VALUES if key in (user_values.get(section) or {})],
     }
+
+
+def _dcgm_exporter(settings):
+    """The DCGM exporter's values: its ServiceMonitor (on or off: ``service_monitor_release``) honours the
+    exporter's own ``pod``, ``namespace`` and ``container``, which attribute a GPU to the CI job pod holding it
+    (the alert rules read them); the job pods' labels the allowlist names become labels of its metrics."""
+    enabled = bool(settings["gpu_operator_dcgm_exporter_enabled"])
+    if not enabled:
+        return {"enabled": False}
+    values = {"enabled": True,
+              "serviceMonitor": {"enabled": False, "honorLabels": True,
+                                 "additionalLabels": monitor_labels(settings, SERVICE_MONITOR_LABELS)}}
+    allowlist = list(settings.get(DCGM_POD_LABELS) or [])
+    if allowlist:
+        values.update({"enablePodLabels": True, "podLabelAllowlistRegex": allowlist})
+    return values
+
+
+def _service_monitor(settings):
+    """What decides whether the operator makes the DCGM exporter's ServiceMonitor: off without the exporter."""
+    return monitor_spec(settings, SERVICE_MONITOR, SERVICE_MONITOR_CRD,
+                        wanted=bool(settings["gpu_operator_dcgm_exporter_enabled"]))
+
+
+def _monitor_reads(settings):
+    """The ServiceMonitor CRD, unless the DCGM exporter's monitor is off."""
+    if _service_monitor(settings)["mode"] == "off":
+        return []
+    return [crd_read(GROUP, "service_monitor_crd", SERVICE_MONITOR_CRD)]
+
+
+def _monitoring_problems(settings):
+    problems = mode_problems(settings, SERVICE_MONITOR) + labels_problems(settings, SERVICE_MONITOR_LABELS)
+    allowlist = settings.get(DCGM_POD_LABELS)
+    if allowlist is not None and (not isinstance(allowlist, list)
+                                  or not all(isinstance(entry, str) and entry for entry in allowlist)):
+        problems.append(problem(DCGM_POD_LABELS, "must be a list of regular expressions (strings)", allowlist))
+    if monitor_mode(settings, SERVICE_MONITOR) == "on" and not settings["gpu_operator_dcgm_exporter_enabled"]:
+        problems.append(problem(SERVICE_MONITOR, "is on, but gpu_operator_dcgm_exporter_enabled is false: there "
+                                "is no exporter to monitor"))
+    return problems
+
+
+def service_monitor_release(plan, found):
+    """``(release, refusal)``: the plan's release with the DCGM exporter's ServiceMonitor on or off as the cluster
+    decides; ``found`` is what the ServiceMonitor CRD's read found. The operator makes the ServiceMonitor, from
+    the ClusterPolicy, only when asked: the role asks only where the CRD exists."""
+    spec = plan["dcgm_service_monitor"]
+    wanted, refusal = monitors_wanted(spec, found if spec["mode"] != "off" else [])
+    if refusal:
+        return None, refusal
+    release = copy.deepcopy(plan["release"])
+    monitor = release["values"].get("dcgmExporter", {}).get("serviceMonitor")
+    if isinstance(monitor, dict):
+        monitor["enabled"] = wanted
+    return release, ""
 
 
 def _time_slicing_configmap(settings, slicing, labels):
@@ -270,7 +351,7 @@ def _base_values(settings, slicing):
         "toolkit": toolkit,
         "cdi": {"enabled": bool(settings["gpu_operator_cdi_enabled"])},
         "mig": {"strategy": settings["gpu_operator_mig_strategy"]},
-        "dcgmExporter": {"enabled": bool(settings["gpu_operator_dcgm_exporter_enabled"])},
+        "dcgmExporter": _dcgm_exporter(settings),
         "nfd": {"enabled": bool(settings["gpu_operator_nfd_enabled"])},
         "operator": {"runtimeClass": settings["gpu_operator_runtime_class"]},
         "devicePlugin": {"config": {"name": slicing["configmap"], "default": DEFAULT_CONFIG} if slicing["enabled"]

@@ -15,8 +15,8 @@ component never exports stays silent forever, which no test would notice.
 How a rule finds a pool: GitLab Runner's metrics carry the runner's name,
 not our pool. The rules assume the scrape of a runner manager adds the
 target labels SCRAPE_LABELS (``job``, ``pool``, ``gpu_class``), relabelled
-from the manager pod's labels; the monitors that scrape them (not yet part
-of the collection) must write exactly these names. DCGM's ``pod`` and
+from the manager pod's labels; the pools' PodMonitors write exactly these
+names (their relabelings: monitoring/monitors.py ``scrape_relabelings``). DCGM's ``pod`` and
 ``namespace`` and ARC's ``name`` are the exporters' own labels, kept only when
 the scrape honours them (``honor_labels``; the GPU Operator's
 ``dcgmExporter.serviceMonitor.honorLabels``): otherwise Prometheus renames
@@ -68,7 +68,8 @@ METRICS = {
     "up": ("Prometheus", "every version", "job, pool (SCRAPE_LABELS)", "the scrape itself"),
 }
 
-# Target labels the scrape of a runner manager must add (see the module docstring).
+# Target labels the scrape of a runner manager must add (see the module docstring;
+# monitoring/monitors.py turns them into the pools' PodMonitor relabelings).
 SCRAPE_LABELS = {"job": "gpuci-gitlab-runner", "pool": "pool", "gpu_class": "gpu_class"}
 GITLAB_JOB = SCRAPE_LABELS["job"]
 POOL = SCRAPE_LABELS["pool"]

@@ -250,3 +250,62 @@ def test_a_plan_without_what_decisions_need_is_our_error_not_the_inventorys():
     with pytest.raises(AnsibleError, match="fleet_decide"):
         decision({"roles": {"gpu_operator": {"plan": {"converges": True}}}, "read": {}, "steps": None},
                  check_mode=False)
+
+
+def test_the_gitlab_podmonitor_follows_the_crd_and_on_without_it_is_refused_before_any_change():
+    crd = [{"kind": "CustomResourceDefinition", "metadata": {"name": "podmonitors.monitoring.coreos.com"}}]
+
+    def monitor(outcome):
+        return outcome["releases"][0]["values"]["metrics"]["podMonitor"]["enabled"]
+
+    with_crd = decision_of(roles(operator=False, arc=False), answers(gitlab_runner={"pod_monitor_crd": crd}))
+    assert monitor(with_crd) is True
+    assert monitor(decision_of(roles(operator=False, arc=False), answers())) is False
+    chosen = {"gitlab_runner": {"plan": gitlab_runner_plan(gitlab(gitlab_runner_pod_monitors="on")), "pools": [POOL]}}
+    outcome, refusals = fleet_decide(chosen, answers())
+    assert refusals == ["gitlab_runner_pod_monitors: is on, but the cluster has no CustomResourceDefinition "
+                        "podmonitors.monitoring.coreos.com (install the Prometheus Operator's CRDs, or set it to auto "
+                        "or off)"]
+    assert outcome["gitlab_runner"]["pending"] == {}
+    # A role on its way out needs no monitor, whatever the cluster has.
+    absent = {"gitlab_runner": {"plan": gitlab_runner_plan(gitlab(gitlab_runner_pod_monitors="on",
+                                                                  gitlab_runner_state="absent")), "pools": [POOL]}}
+    assert refusals_of(absent, answers()) == []
+
+
+def test_arc_applies_its_pod_monitors_where_the_crd_is_and_prunes_those_no_longer_wanted():
+    crd = [{"kind": "CustomResourceDefinition", "metadata": {"name": "podmonitors.monitoring.coreos.com"}}]
+    outcome = decision_of(roles(operator=False, runners=False), answers(arc_runners={"pod_monitor_crd": crd}))
+    applied = [obj["metadata"]["name"] for obj in outcome["objects"] if obj["kind"] == "PodMonitor"]
+    assert applied == ["gpuci-arc-controller", "gpuci-arc-listeners"]
+    without = decision_of(roles(operator=False, runners=False), answers())
+    assert [obj for obj in without["objects"] if obj["kind"] == "PodMonitor"] == []
+    old = {"apiVersion": "monitoring.coreos.com/v1", "kind": "PodMonitor",
+           "metadata": {"name": "gpuci-arc-old", "namespace": "arc-systems", "labels": {}}, "spec": {}}
+    pruned = decision_of(roles(operator=False, runners=False),
+                         answers(arc_runners={"pod_monitor_crd": crd, "pod_monitors": [old]}))
+    assert pruned["arc_runners"]["stale_monitors"] == [
+        {"apiVersion": "monitoring.coreos.com/v1", "kind": "PodMonitor",
+         "metadata": {"name": "gpuci-arc-old", "namespace": "arc-systems"}}]
+    assert "remove PodMonitor arc-systems/gpuci-arc-old" in pruned["arc_runners"]["pending"]["summary"]
+    plan = arc_runners_plan(settings("arc_runners", arc_runners_scale_sets=[SCALE_SET], arc_runners_pod_monitors="on"))
+    refusals = refusals_of({"arc_runners": {"plan": plan, "scale_sets": [SCALE_SET]}}, answers())
+    assert refusals == ["arc_runners_pod_monitors: is on, but the cluster has no CustomResourceDefinition "
+                        "podmonitors.monitoring.coreos.com (install the Prometheus Operator's CRDs, or set it to auto "
+                        "or off)"]
+
+
+def test_the_dcgm_service_monitor_follows_the_crd_and_on_without_it_is_refused():
+    crd = [{"kind": "CustomResourceDefinition", "metadata": {"name": "servicemonitors.monitoring.coreos.com"}}]
+
+    def monitor(outcome):
+        (release,) = outcome["releases"]
+        return release["values"]["dcgmExporter"]["serviceMonitor"]["enabled"]
+
+    alone = roles(runners=False, arc=False)
+    assert monitor(decision_of(alone, answers(gpu_operator={"service_monitor_crd": crd}))) is True
+    assert monitor(decision_of(alone, answers())) is False
+    refusals = refusals_of({"gpu_operator": {"plan": operator_plan(gpu_operator_dcgm_service_monitor="on")}}, answers())
+    assert refusals == ["gpu_operator_dcgm_service_monitor: is on, but the cluster has no CustomResourceDefinition "
+                        "servicemonitors.monitoring.coreos.com (install the Prometheus Operator's CRDs, or set it to "
+                        "auto or off)"]

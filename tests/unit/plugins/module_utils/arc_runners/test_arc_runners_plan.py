@@ -70,7 +70,7 @@ def test_the_plan_notes_that_nothing_of_arc_is_declared_only_when_present_and_in
 
 
 def test_controller_names_the_service_account_every_scale_set_uses():
-    plan = arc_runners_plan(settings(L40S))
+    plan = arc_runners_plan(settings(L40S, arc_runners_metrics=False))
     assert plan["controller"]["values"] == {"replicaCount": 1,
                                             "serviceAccount": {"create": True, "name": "arc-gha-rs-controller"}}
     account = plan["releases"][0]["values"]["controllerServiceAccount"]
@@ -234,3 +234,56 @@ def test_template_problems_come_in_the_inventory_order_among_the_other_rules():
     assert [text.partition(": ")[0] for text in plan["problems"]] == [
         "arc_runners_scale_sets[name=l40s].github_config_url", "arc_runners_scale_sets[name=k8s-mode].gpus",
         "arc_runners_scale_sets[name=app].max_runners"]
+
+
+def test_the_controller_turns_on_the_metrics_arc_documents_unless_the_user_sets_them():
+    values = arc_runners_plan(settings(L40S))["controller"]["values"]
+    assert values["metrics"] == {"controllerManagerAddr": ":8080", "listenerAddr": ":8080",
+                                 "listenerEndpoint": "/metrics"}
+    own = {"replicaCount": 1, "metrics": {"controllerManagerAddr": ":9090", "listenerAddr": ":9090",
+                                          "listenerEndpoint": "/m"}}
+    assert arc_runners_plan(settings(L40S, arc_runners_controller_values=own))["controller"]["values"]["metrics"] == \
+        own["metrics"]
+
+
+def test_pod_monitors_of_the_controller_and_the_listeners_honour_arcs_labels():
+    plan = arc_runners_plan(settings(L40S, arc_runners_pod_monitor_labels={"release": "kube-prometheus-stack"}))
+    controller, listeners = plan["monitors"]
+    assert [m["metadata"]["name"] for m in plan["monitors"]] == ["gpuci-arc-controller", "gpuci-arc-listeners"]
+    for monitor in plan["monitors"]:
+        assert monitor["metadata"]["namespace"] == "arc-systems"
+        assert monitor["metadata"]["labels"]["release"] == "kube-prometheus-stack"
+        assert monitor["metadata"]["labels"]["gpuci.runners/monitors"] == "arc-runners"
+        assert monitor["spec"]["namespaceSelector"] == {"matchNames": ["arc-systems"]}
+        assert monitor["spec"]["podMetricsEndpoints"][0]["port"] == "metrics"
+    assert controller["spec"]["selector"]["matchLabels"] == {
+        "app.kubernetes.io/part-of": "gha-rs-controller", "app.kubernetes.io/component": "controller-manager",
+        "app.kubernetes.io/instance": "arc"}
+    assert "honorLabels" not in controller["spec"]["podMetricsEndpoints"][0]
+    assert listeners["spec"]["selector"]["matchLabels"] == {"app.kubernetes.io/component": "runner-scale-set-listener"}
+    assert listeners["spec"]["podMetricsEndpoints"][0] == {"port": "metrics", "path": "/metrics", "honorLabels": True}
+    assert plan["monitor_selectors"] == ["app.kubernetes.io/part-of=gpuci-runners",
+                                         "app.kubernetes.io/managed-by=gpuci.runners", "gpuci.runners/monitors=arc-runners"]
+
+
+def test_no_monitors_without_a_controller_of_ours_or_metrics_or_when_off():
+    for overrides in ({"arc_runners_controller_enabled": False,
+                       "arc_runners_controller_service_account": {"name": "c", "namespace": "arc-systems"}},
+                      {"arc_runners_metrics": False}, {"arc_runners_pod_monitors": "off"}):
+        plan = arc_runners_plan(settings(L40S, **overrides))
+        assert plan["monitors"] == [] and plan["pod_monitors"]["mode"] == "off", overrides
+        # Ours of an earlier run are still read, to be pruned.
+        assert [r["key"] for r in plan["reads"] if "monitor" in r["key"]] == ["pod_monitors"]
+    keys = [r["key"] for r in arc_runners_plan(settings(L40S))["reads"] if "monitor" in r["key"]]
+    assert keys == ["pod_monitor_crd", "pod_monitors"]
+
+
+@pytest.mark.parametrize("overrides, expected", [
+    ({"arc_runners_pod_monitors": "sometimes"}, "arc_runners_pod_monitors: must be one of auto, on, off"),
+    ({"arc_runners_pod_monitor_labels": {"release": False}}, "arc_runners_pod_monitor_labels.release: must be a string"),
+    ({"arc_runners_metrics": False, "arc_runners_pod_monitors": "on"},
+     "arc_runners_pod_monitors: is on, but arc_runners_metrics is false"),
+])
+def test_bad_monitoring_settings_are_named(overrides, expected):
+    (problem,) = arc_runners_plan(settings(L40S, **overrides))["problems"]
+    assert problem.startswith(expected)

@@ -228,3 +228,59 @@ def test_config_problems_come_in_the_inventory_order_among_the_other_rules():
         "gitlab_runner_pools[name=l40s].gitlab_url",
         "gitlab_runner_pools[name=cpu].extra_config.feature_flags.FF_USE_ADVANCED_POD_SPEC_CONFIGURATION",
         "gitlab_runner_pools[name=l40s-b].gpus"]
+
+
+def test_every_release_turns_the_managers_metrics_on_with_the_chart_podmonitor_relabelled():
+    plan = gitlab_runner_plan(settings(L40S, CPU, gitlab_runner_pod_monitor_labels={"release": "kube-prometheus-stack"}))
+    l40s, cpu = (release["values"] for release in plan["releases"])
+    assert l40s["metrics"]["enabled"] is True
+    assert (l40s["metrics"]["portName"], l40s["metrics"]["port"]) == ("metrics", 9252)
+    monitor = l40s["metrics"]["podMonitor"]
+    # Off until the converge's decision, which knows whether the cluster has the CRD.
+    assert monitor["enabled"] is False
+    assert monitor["labels"]["release"] == "kube-prometheus-stack"
+    assert monitor["labels"]["gpuci.runners/pool"] == "l40s"
+    assert [entry["targetLabel"] for entry in monitor["relabelings"]] == ["job", "pool", "gpu_class"]
+    assert l40s["podLabels"]["gpuci.runners/gpu-class"] == "l40s"
+    assert "gpuci.runners/gpu-class" not in cpu["podLabels"] and cpu["podLabels"]["gpuci.runners/pool"] == "cpu"
+
+
+def test_metrics_off_leave_the_chart_default_and_read_no_crd():
+    plan = gitlab_runner_plan(settings(L40S, gitlab_runner_metrics=False))
+    assert "metrics" not in plan["releases"][0]["values"]
+    assert plan["pod_monitors"]["mode"] == "off"
+    assert "pod_monitor_crd" not in [read["key"] for read in plan["reads"]]
+
+
+def test_the_podmonitor_crd_is_read_unless_monitors_are_off_or_no_pool_is_present():
+    def keys(**overrides):
+        return [read["key"] for read in gitlab_runner_plan(settings(L40S, **overrides))["reads"]]
+    assert "pod_monitor_crd" in keys() and "pod_monitor_crd" in keys(gitlab_runner_pod_monitors="on")
+    assert "pod_monitor_crd" not in keys(gitlab_runner_pod_monitors="off")
+    assert "pod_monitor_crd" not in [read["key"] for read in gitlab_runner_plan(settings(GONE))["reads"]]
+
+
+@pytest.mark.parametrize("overrides, expected", [
+    ({"gitlab_runner_pod_monitors": "always"}, "gitlab_runner_pod_monitors: must be one of auto, on, off"),
+    ({"gitlab_runner_pod_monitor_labels": {"release": 1}}, "gitlab_runner_pod_monitor_labels.release: must be a string"),
+    ({"gitlab_runner_metrics": "yes"}, "gitlab_runner_metrics: must be true or false"),
+    ({"gitlab_runner_metrics": False, "gitlab_runner_pod_monitors": "on"},
+     "gitlab_runner_pod_monitors: is on, but gitlab_runner_metrics is false"),
+])
+def test_bad_monitoring_settings_are_refused_by_name_before_any_plan(overrides, expected):
+    (problem,) = gitlab_runner_plan(settings(L40S, **overrides))["problems"]
+    assert problem.startswith(expected)
+
+
+def test_the_decision_turns_the_chart_podmonitor_on_where_the_crd_is():
+    from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.plan import pod_monitor_releases
+    crd = [{"metadata": {"name": "podmonitors.monitoring.coreos.com"}}]
+    plan = gitlab_runner_plan(settings(L40S))
+    releases, refusal = pod_monitor_releases(plan, crd)
+    assert refusal == "" and releases[0]["values"]["metrics"]["podMonitor"]["enabled"] is True
+    assert plan["releases"][0]["values"]["metrics"]["podMonitor"]["enabled"] is False, "the plan is not changed"
+    assert pod_monitor_releases(plan, [])[0][0]["values"]["metrics"]["podMonitor"]["enabled"] is False
+    releases, refusal = pod_monitor_releases(gitlab_runner_plan(settings(L40S, gitlab_runner_pod_monitors="on")), [])
+    assert releases == [] and refusal.startswith("gitlab_runner_pod_monitors: is on, but the cluster has no")
+    unmetered = gitlab_runner_plan(settings(L40S, gitlab_runner_metrics=False))
+    assert pod_monitor_releases(unmetered, crd)[0] == unmetered["releases"]

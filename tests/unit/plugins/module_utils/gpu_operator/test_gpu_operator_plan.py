@@ -31,7 +31,11 @@ def test_defaults_give_the_release_its_complete_values():
         "toolkit": {"enabled": True, "env": []},
         "cdi": {"enabled": True},
         "mig": {"strategy": "single"},
-        "dcgmExporter": {"enabled": True},
+        "dcgmExporter": {"enabled": True,
+                         "serviceMonitor": {"enabled": False, "honorLabels": True, "additionalLabels": {}},
+                         "enablePodLabels": True,
+                         "podLabelAllowlistRegex": [r"^project\.runner\.gitlab\.com/(id|name|namespace)$",
+                                                    r"^actions\.github\.com/scale-set-name$"]},
         "nfd": {"enabled": True},
         "operator": {"runtimeClass": "nvidia"},
         "devicePlugin": {"config": {"name": "", "default": ""}},
@@ -178,3 +182,47 @@ def test_time_slicing_for_a_class_no_pool_uses_is_a_problem():
     assert "glrt" not in problem
     # Without pools in the inventory the operator serves other workloads: slicing is theirs to use.
     assert gpu_operator_plan(settings(gpu_operator_time_slicing={"a100": 2}))["problems"] == []
+
+
+def test_the_dcgm_service_monitor_follows_the_crd_and_honours_the_exporters_labels():
+    from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator.plan import service_monitor_release
+    plan = gpu_operator_plan(settings(gpu_operator_dcgm_service_monitor_labels={"release": "kube-prometheus-stack"}))
+    crd = [{"metadata": {"name": "servicemonitors.monitoring.coreos.com"}}]
+    release, refusal = service_monitor_release(plan, crd)
+    monitor = release["values"]["dcgmExporter"]["serviceMonitor"]
+    assert refusal == "" and monitor == {"enabled": True, "honorLabels": True,
+                                         "additionalLabels": {"release": "kube-prometheus-stack"}}
+    assert service_monitor_release(plan, [])[0]["values"]["dcgmExporter"]["serviceMonitor"]["enabled"] is False
+    assert plan["release"]["values"]["dcgmExporter"]["serviceMonitor"]["enabled"] is False, "the plan is not changed"
+    assert "service_monitor_crd" in [read["key"] for read in plan["reads"]]
+    refused = gpu_operator_plan(settings(gpu_operator_dcgm_service_monitor="on"))
+    assert service_monitor_release(refused, [])[1].startswith(
+        "gpu_operator_dcgm_service_monitor: is on, but the cluster has no CustomResourceDefinition "
+        "servicemonitors.monitoring.coreos.com")
+
+
+def test_without_the_exporter_there_is_no_monitor_and_no_crd_read():
+    plan = gpu_operator_plan(settings(gpu_operator_dcgm_exporter_enabled=False))
+    assert plan["release"]["values"]["dcgmExporter"] == {"enabled": False}
+    assert plan["dcgm_service_monitor"]["mode"] == "off"
+    assert "service_monitor_crd" not in [read["key"] for read in plan["reads"]]
+
+
+def test_no_pod_labels_when_the_allowlist_is_empty():
+    values = gpu_operator_plan(settings(gpu_operator_dcgm_pod_labels=[]))["release"]["values"]["dcgmExporter"]
+    assert "enablePodLabels" not in values and "podLabelAllowlistRegex" not in values
+
+
+@pytest.mark.parametrize("overrides, expected", [
+    ({"gpu_operator_dcgm_service_monitor": "maybe"}, "gpu_operator_dcgm_service_monitor: must be one of auto, on, off"),
+    ({"gpu_operator_dcgm_service_monitor_labels": {"release": 1}},
+     "gpu_operator_dcgm_service_monitor_labels.release: must be a string"),
+    ({"gpu_operator_dcgm_pod_labels": "^app$"}, "gpu_operator_dcgm_pod_labels: must be a list of regular expressions"),
+    ({"gpu_operator_dcgm_exporter_enabled": False, "gpu_operator_dcgm_service_monitor": "on"},
+     "gpu_operator_dcgm_service_monitor: is on, but gpu_operator_dcgm_exporter_enabled is false"),
+    ({"gpu_operator_values": {"dcgmExporter": {"enablePodLabels": False}}},
+     "gpu_operator_values.dcgmExporter.enablePodLabels would override gpu_operator_dcgm_pod_labels"),
+])
+def test_bad_monitoring_settings_are_named(overrides, expected):
+    (problem,) = gpu_operator_plan(settings(**overrides))["problems"]
+    assert problem.startswith(expected)
