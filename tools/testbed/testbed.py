@@ -10,6 +10,7 @@ NVIDIA GPU, real-0 runs containers with it (container_toolkit role, device plugi
 Simulated: the GPU, CPU and dri nodes, kept Ready by kwok, which also marks
 scheduled pods Running (containers do not run), completes pods owned by Jobs
 and finishes deletions at once. GPUCI_TESTBED_REAL_NODE=0 leaves real-0 out.
+The Prometheus Operator's CRDs are installed (lib/crds.py); the operator is not run.
 
     testbed.py up [--ttl SECONDS]   start everything, write .testbed/kubeconfig
     testbed.py down                 stop what `up` started (by PID), remove state
@@ -29,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from lib import certs, cluster, gpu, images, node, processes  # noqa: E402  (needs the path above)
+from lib import certs, cluster, crds, gpu, images, node, processes  # noqa: E402  (needs the path above)
 from lib.api import ApiClient  # noqa: E402
 from lib.layout import GPU_BINARIES, Layout  # noqa: E402
 
@@ -50,6 +51,8 @@ def cmd_up(layout: Layout, ttl: int) -> int:
         if name == "kube-apiserver":
             cluster.wait_apiserver(layout, started)
     cluster.create_nodes(layout)
+    installed = crds.install(layout)
+    print(f"testbed: CRDs from {crds.prometheus_operator_dir()} Established: {', '.join(installed)}", flush=True)
     processes.start_watchdog(layout, ttl)
     if layout.real_node:
         start_real_node(layout, started)

@@ -32,6 +32,11 @@ def charts_dir() -> Path:
     return Path(os.environ.get("GPUCI_CHARTS_DIR", REPO_ROOT.parent / "shared" / "charts")).resolve()
 
 
+def crds_dir() -> Path:
+    """Upstream CRDs the testbed installs (never copied into the repository): GPUCI_CRDS_DIR, else ../shared/crds."""
+    return Path(os.environ.get("GPUCI_CRDS_DIR", REPO_ROOT.parent / "shared" / "crds")).resolve()
+
+
 def cache_dir() -> Path:
     """Where built binaries and image archives are kept between runs: GPUCI_TESTBED_CACHE, else ~/.cache."""
     return Path(os.environ.get("GPUCI_TESTBED_CACHE", Path.home() / ".cache" / "gpuci-testbed"))
