@@ -241,7 +241,7 @@ class Prometheus:
             return False
 
     def wait_ready(self, timeout: float = 60) -> None:
-        _wait(f"Prometheus at {self.url} ready", self.ready, timeout)
+        wait_until(f"Prometheus at {self.url} ready", self.ready, timeout)
 
     def query(self, expr: str, at: float | None = None) -> list[dict]:
         """An instant query: the result's samples as [{"metric": {...}, "value": [time, "text"]}, ...]."""
@@ -265,8 +265,8 @@ class Prometheus:
             probe.last = (up or matching or [None])[0]
             return bool(up)
         probe.last = None
-        _wait(f"a target {{{wanted}}} up in Prometheus", probe, timeout,
-              detail=lambda: f"seen: {target_line(probe.last)}" if probe.last else "no such target yet")
+        wait_until(f"a target {{{wanted}}} up in Prometheus", probe, timeout,
+                   detail=lambda: f"seen: {target_line(probe.last)}" if probe.last else "no such target yet")
         return probe.last
 
     def wait_rules_healthy(self, timeout: float = 60) -> list[dict]:
@@ -279,7 +279,7 @@ class Prometheus:
             probe.left = unhealthy()
             return bool(self.rule_groups()) and not probe.left
         probe.left = []
-        _wait("every rule evaluated with health ok", probe, timeout, detail=lambda: "; ".join(probe.left[:3]))
+        wait_until("every rule evaluated with health ok", probe, timeout, detail=lambda: "; ".join(probe.left[:3]))
         return self.rule_groups()
 
     def reload_state(self) -> tuple[bool, float]:
@@ -303,7 +303,7 @@ def target_line(target: dict) -> str:
     return f"{target['scrapePool']} {{{labels}}} {target['health']}{error}"
 
 
-def _wait(what: str, probe, timeout: float, detail=lambda: "") -> None:
+def wait_until(what: str, probe, timeout: float, detail=lambda: "") -> None:
     started = time.monotonic()
     deadline, last_said = started + timeout, 0.0
     while not probe():
