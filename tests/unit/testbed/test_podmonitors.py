@@ -66,7 +66,7 @@ def chart_monitor():
 
 
 def test_the_endpoints_relabelings_come_last_in_prometheus_spelling():
-    (config,), _ = podmonitors.scrape_configs([chart_monitor()])
+    (config,), _skipped = podmonitors.scrape_configs([chart_monitor()])
     rules = config["relabel_configs"]
     # matchLabels in key order, each with its presence label.
     assert rules[2]["source_labels"] == ["__meta_kubernetes_pod_label_app", "__meta_kubernetes_pod_labelpresent_app"]
@@ -87,7 +87,7 @@ def test_match_expressions_become_keep_and_drop_rules():
         {"key": "app.kubernetes.io/name", "operator": "Exists"},
         {"key": "canary", "operator": "DoesNotExist"},
     ]}, "podMetricsEndpoints": [{"portNumber": 9252}]})
-    (config,), _ = podmonitors.scrape_configs([pm])
+    (config,), _skipped = podmonitors.scrape_configs([pm])
     assert config["relabel_configs"][2:7] == [
         {"action": "keep", "source_labels": ["__meta_kubernetes_pod_label_gpuci_runners_pool",
                                              "__meta_kubernetes_pod_labelpresent_gpuci_runners_pool"],
@@ -110,7 +110,7 @@ def test_match_expressions_become_keep_and_drop_rules():
 ], ids=["own-namespace", "match-names", "any"])
 def test_namespace_selector(selector, expected):
     pm = monitor({"namespaceSelector": selector, "podMetricsEndpoints": [{"port": "m"}]})
-    (config,), _ = podmonitors.scrape_configs([pm])
+    (config,), _skipped = podmonitors.scrape_configs([pm])
     assert config["kubernetes_sd_configs"][0].get("namespaces") == expected
 
 
