@@ -12,7 +12,6 @@ pass rules nobody checked.
 """
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 import sys
@@ -25,6 +24,9 @@ HERE = Path(__file__).resolve().parent
 if str(REPO / ".collections") not in sys.path:
     sys.path.insert(0, str(REPO / ".collections"))
 from ansible_collections.gpuci.runners.plugins.module_utils.monitoring.alert_rules import alert_rules  # noqa: E402
+
+sys.path.insert(0, str(REPO / "tools" / "testbed"))
+from lib.prometheus import promql_blocks  # noqa: E402  (the testbed's Prometheus evaluates the same queries)
 
 
 def promtool():
@@ -83,7 +85,7 @@ def test_every_query_in_the_docs_is_one_promtool_evaluates():
         return " ".join(expr.split())
 
     page = (REPO / "docs" / "monitoring.md").read_text()
-    documented = [words(block) for block in re.findall(r"```promql\n(.*?)```", page, re.DOTALL)]
+    documented = [words(block) for block in promql_blocks(page)]
     tested = {words(case["expr"]) for test in yaml.safe_load((HERE / "queries_test.yml").read_text())["tests"]
               for case in test["promql_expr_test"]}
     assert len(documented) >= 3

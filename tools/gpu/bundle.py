@@ -5,8 +5,8 @@
 The lent GPU machine has no network and no package manager, and a call takes
 at most 64 MiB of working tree, the project included. The bundle holds the
 testbed's build cache as build.sh lays it out (stripped static binaries, the
-image archives, provided upstream images if any), the upstream charts (../shared
-does not travel to that machine), the collections the
+image archives, provided upstream images if any), the upstream charts and CRDs
+(../shared does not travel to that machine), the collections the
 playbooks use (kubernetes.core, community.general) and Python wheels for
 CPython 3.12 of what the controller needs beyond what that machine has. It is
 one tar stream compressed with xz, split into parts, each in its own folder
@@ -39,7 +39,7 @@ REPO = HERE.parent.parent
 TESTBED = REPO / "tools" / "testbed"
 sys.path.insert(0, str(TESTBED))
 from lib.images import provided_dir  # noqa: E402  (where the testbed finds provided upstream images)
-from lib.layout import charts_dir  # noqa: E402
+from lib.layout import charts_dir, crds_dir  # noqa: E402
 MIB = 1024 * 1024
 PART_NAME = "bundle.tar.xz.part-{:02d}"
 MANIFEST = "manifest.json"
@@ -277,7 +277,7 @@ def env_lines(into: Path) -> list[str]:
     site = into / "site"
     return [
         f"python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target {site} {into}/wheels/*.whl",
-        f"export GPUCI_TESTBED_CACHE={into}/cache GPUCI_CHARTS_DIR={into}/charts",
+        f"export GPUCI_TESTBED_CACHE={into}/cache GPUCI_CHARTS_DIR={into}/charts GPUCI_CRDS_DIR={into}/crds",
         # The checkout as gpuci.runners, as `make venv` links it (the tests and the testbed's role run need it).
         "mkdir -p .collections/ansible_collections/gpuci && ln -sfn ../../.. .collections/ansible_collections/gpuci/runners",
         f"export PYTHONPATH={site} ANSIBLE_COLLECTIONS_PATH={into}/collections:$PWD/.collections",
@@ -321,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
         started = time.monotonic()
         bins, images, provided = testbed_cache()
         members = {**cache_members(bins, images, provided), **tree_members(charts_dir(), "charts"),
-                   **collection_members()}
+                   **tree_members(crds_dir(), "crds"), **collection_members()}
         with tempfile.TemporaryDirectory() as tmp:
             if not args.no_wheels:
                 log("downloading wheels for CPython 3.12")

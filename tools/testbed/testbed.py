@@ -10,11 +10,15 @@ NVIDIA GPU, real-0 runs containers with it (container_toolkit role, device plugi
 Simulated: the GPU, CPU and dri nodes, kept Ready by kwok, which also marks
 scheduled pods Running (containers do not run), completes pods owned by Jobs
 and finishes deletions at once. GPUCI_TESTBED_REAL_NODE=0 leaves real-0 out.
+The Prometheus Operator's CRDs are installed (lib/crds.py); the operator is not run.
 
     testbed.py up [--ttl SECONDS]   start everything, write .testbed/kubeconfig
     testbed.py down                 stop what `up` started (by PID), remove state
     testbed.py status               print what runs and the cluster version
     testbed.py stop|start COMPONENT stop or restart one server (fault tests)
+    testbed.py prometheus start|reload [--rules FILE ...]   the real Prometheus, its scrape
+                                    jobs made from the cluster's PodMonitors (lib/prometheus.py)
+    testbed.py prometheus stop|status
 
 Every server listens on 127.0.0.1 only. `up` also starts a watchdog that runs
 `down` after --ttl seconds, so a forgotten testbed does not live forever.
@@ -29,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from lib import certs, cluster, gpu, images, node, processes  # noqa: E402  (needs the path above)
+from lib import certs, cluster, crds, gpu, images, node, processes, prometheus  # noqa: E402  (needs the path above)
 from lib.api import ApiClient  # noqa: E402
 from lib.layout import GPU_BINARIES, Layout  # noqa: E402
 
@@ -50,6 +54,8 @@ def cmd_up(layout: Layout, ttl: int) -> int:
         if name == "kube-apiserver":
             cluster.wait_apiserver(layout, started)
     cluster.create_nodes(layout)
+    installed = crds.install(layout)
+    print(f"testbed: CRDs from {crds.prometheus_operator_dir()} Established: {', '.join(installed)}", flush=True)
     processes.start_watchdog(layout, ttl)
     if layout.real_node:
         start_real_node(layout, started)
@@ -148,6 +154,31 @@ def cmd_status(layout: Layout) -> int:
     return 0
 
 
+def cmd_prometheus(layout: Layout, action: str, rules: list[Path] | None) -> int:
+    if action == "stop":
+        print("prometheus: " + ("stopped" if prometheus.stop(layout) else "was not running"))
+        return 0
+    if action == "status":
+        if not processes.is_running(layout, prometheus.NAME):
+            print("prometheus: not running")
+            return 1
+        client = prometheus.Prometheus(layout.prometheus_url)
+        targets = client.targets()
+        print(f"prometheus: {layout.prometheus_url}, configuration {prometheus.config_file(layout)}, "
+              f"{len(targets)} active targets")
+        for target in targets:
+            print("  " + prometheus.target_line(target))
+        return 0
+    if action == "reload" and not processes.is_running(layout, prometheus.NAME):
+        raise SystemExit("prometheus: not running; start it with testbed.py prometheus start")
+    started = time.monotonic()
+    client = prometheus.start(layout, rules)
+    jobs = prometheus.job_names(layout)
+    print(f"prometheus: ready at {client.url} in {time.monotonic() - started:.1f}s; scrape jobs from PodMonitors: "
+          f"{', '.join(jobs) or 'none'}; rule files: {len(list(prometheus.rules_dir(layout).glob('*.yml')))}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -159,6 +190,10 @@ def main(argv: list[str] | None = None) -> int:
     for verb in ("stop", "start"):
         one = sub.add_parser(verb, help=f"{verb} one component, e.g. kube-apiserver (fault tests)")
         one.add_argument("component", choices=processes.STOP_ORDER[1:])
+    prom = sub.add_parser("prometheus", help="start, reload, stop or show the testbed's Prometheus")
+    prom.add_argument("action", choices=("start", "reload", "stop", "status"))
+    prom.add_argument("--rules", type=Path, action="append",
+                      help="a rules file to load (repeatable; replaces the ones loaded before)")
     wd = sub.add_parser("_watchdog", help=argparse.SUPPRESS)
     wd.add_argument("--ttl", type=int, required=True)
     args = parser.parse_args(argv)
@@ -175,6 +210,8 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_down(layout)
     if args.command == "status":
         return cmd_status(layout)
+    if args.command == "prometheus":
+        return cmd_prometheus(layout, args.action, args.rules)
     if args.command == "stop":
         print(f"{args.component}: " + ("stopped" if processes.stop(layout, args.component) else "was not running"))
         return 0

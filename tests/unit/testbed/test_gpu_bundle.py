@@ -105,6 +105,7 @@ def test_env_points_the_testbed_and_ansible_at_the_unpacked_bundle():
     lines = "\n".join(bundle.env_lines(Path("/var/tmp/b")))
     assert "GPUCI_TESTBED_CACHE=/var/tmp/b/cache" in lines
     assert "GPUCI_CHARTS_DIR=/var/tmp/b/charts" in lines
+    assert "GPUCI_CRDS_DIR=/var/tmp/b/crds" in lines  # `up` installs the Prometheus Operator's CRDs
     assert "ANSIBLE_COLLECTIONS_PATH=/var/tmp/b/collections" in lines
     assert "--no-index" in lines and "GPUCI_ANSIBLE_PLAYBOOK=/var/tmp/b/site/bin/ansible-playbook" in lines
     assert "ln -sfn ../../.. .collections/ansible_collections/gpuci/runners" in lines

@@ -32,6 +32,11 @@ def charts_dir() -> Path:
     return Path(os.environ.get("GPUCI_CHARTS_DIR", REPO_ROOT.parent / "shared" / "charts")).resolve()
 
 
+def crds_dir() -> Path:
+    """Upstream CRDs the testbed installs (never copied into the repository): GPUCI_CRDS_DIR, else ../shared/crds."""
+    return Path(os.environ.get("GPUCI_CRDS_DIR", REPO_ROOT.parent / "shared" / "crds")).resolve()
+
+
 def cache_dir() -> Path:
     """Where built binaries and image archives are kept between runs: GPUCI_TESTBED_CACHE, else ~/.cache."""
     return Path(os.environ.get("GPUCI_TESTBED_CACHE", Path.home() / ".cache" / "gpuci-testbed"))
@@ -69,6 +74,8 @@ class Layout(ProcessFolders):
     # One real node per machine (it owns a bridge, an address and a port 443):
     # private instances on other ports (benchmarks) run with simulated nodes only.
     real_node: bool = True
+    # The testbed's Prometheus (lib/prometheus.py), started only when asked.
+    prometheus_port: int = 19090
 
     @classmethod
     def from_environment(cls) -> "Layout":
@@ -80,6 +87,7 @@ class Layout(ProcessFolders):
             etcd_port=int(env("GPUCI_TESTBED_ETCD_PORT", "12379")),
             chart_repo_port=int(env("GPUCI_CHART_REPO_PORT", "18879")),
             real_node=env("GPUCI_TESTBED_REAL_NODE", "1") != "0",
+            prometheus_port=int(env("GPUCI_PROMETHEUS_PORT", "19090")),
         )
 
     # Files and folders under the state directory.
@@ -98,6 +106,15 @@ class Layout(ProcessFolders):
     @property
     def apiserver_url(self) -> str:
         return f"https://127.0.0.1:{self.apiserver_port}"
+
+    @property
+    def prometheus_url(self) -> str:
+        return f"http://127.0.0.1:{self.prometheus_port}"
+
+    @property
+    def prometheus_dir(self) -> Path:
+        """The Prometheus's configuration, rule files, token and data."""
+        return self.state / "prometheus"
 
     @property
     def chart_repo_url(self) -> str:

@@ -15,7 +15,7 @@ from .layout import TOOLS_DIR, Layout
 
 # Stop order: the reverse of start order, the watchdog first, the real node's
 # processes before the control plane they talk to.
-STOP_ORDER = ("watchdog", "device-plugin", "kubelet", "gitlab-standin", "service-proxy", "containerd", "chart-repo", "kwok", "kube-scheduler",
+STOP_ORDER = ("watchdog", "prometheus", "device-plugin", "kubelet", "gitlab-standin", "service-proxy", "containerd", "chart-repo", "kwok", "kube-scheduler",
               "kube-controller-manager", "kube-apiserver", "etcd")
 
 
@@ -80,6 +80,14 @@ def restart(layout: Layout, name: str) -> int:
     if _alive(*record):
         return record[0]
     return start(layout, name, record[1], _recorded_env(layout, name))
+
+
+def signal_process(layout: Layout, name: str, sig: int) -> None:
+    """Send `sig` to a running component (SIGHUP: reload its configuration), by its recorded PID."""
+    record = _read(layout, name)
+    if not record or not _alive(*record):
+        raise SystemExit(f"testbed: {name} is not running")
+    os.kill(record[0], sig)
 
 
 def is_running(layout: Layout, name: str) -> bool:

@@ -1,0 +1,168 @@
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A real Prometheus scrapes a pool's real runner manager through the PodMonitor the gitlab_runner role made.
+
+Real: the GitLab Runner manager on the testbed's real node (metrics server on
+port 9252), the chart's PodMonitor validated by the API server against the
+Prometheus Operator's CRD, the Prometheus server and its Kubernetes discovery
+against the testbed's API server, the collection's alert rules loaded into it.
+Ours, not the operator's: the PodMonitor's translation into a scrape job
+(tools/testbed/lib/podmonitors.py; the operator does not run on the testbed).
+
+One pool, converged with metrics on and PodMonitors `auto` (the CRDs are
+installed, so on); one job of the pool runs through the real runner for
+longer than a scrape interval, and Prometheus must have seen it running
+under the labels the alert rules read (job, pool). Then the alert rules
+for an inventory with this pool load and evaluate healthy, and every query
+of docs/monitoring.md evaluates without error. About two minutes.
+"""
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+import yaml
+
+from helpers import REPO_ROOT
+from lib import crds, processes, prometheus
+from lib.images import BASE_IMAGE, GITLAB_RUNNER_HELPER_IMAGE
+from lib.layout import REAL_NODE_IP, Layout
+from lib.node import GITLAB_STANDIN_PORT, REAL_NODE_LABEL, REAL_NODE_TAINT
+
+from gitlab_runner_support import StandInJobs, trace_text
+
+PLAYBOOK = "gitlab_runner.yml"
+FLEET = "prometheus-scrape-tests"
+MANAGER_NS = "gitlab-runner-prom-test"
+JOBS_NS = "gitlab-runner-prom-test-jobs"
+POOL = "prom-real"
+RELEASE = f"gitlab-runner-{POOL}"
+RUN_ID = uuid.uuid4().hex[:12]
+# Tags no other test's runner carries all of: the stand-in routes this job to this pool alone.
+TAGS = ["real-node", "prometheus-scrape"]
+# The labels the alert rules read (SCRAPE_LABELS in module_utils/monitoring/alert_rules.py).
+TARGET = {"job": "gpuci-gitlab-runner", "pool": POOL}
+
+
+def pools() -> list[dict]:
+    return [{"name": POOL, "namespace": JOBS_NS, "cpu_request": "100m", "memory_request": "64Mi", "tags": TAGS,
+             "image": BASE_IMAGE, "helper_image": GITLAB_RUNNER_HELPER_IMAGE,
+             "node_selector": {REAL_NODE_LABEL: "true"},
+             "tolerations": [dict(REAL_NODE_TAINT, operator="Equal")],
+             "token": f"glrt-gpuci-prom-{RUN_ID}"}]
+
+
+def fleet_vars(pool_list: list[dict], **extra) -> dict:
+    return {"gitlab_runner_fleet": FLEET, "gitlab_runner_namespace": MANAGER_NS, "gitlab_runner_pools": pool_list,
+            "gitlab_runner_metrics": True, "gitlab_runner_pod_monitors": "auto", **extra}
+
+
+@pytest.fixture(scope="module")
+def layout() -> Layout:
+    return Layout.from_environment()
+
+
+@pytest.fixture(scope="module")
+def scraped_pool(testbed, playbooks, real_components, layout):
+    """The pool converged with its PodMonitor, and the testbed's Prometheus scraping it; removed after."""
+    real_components.require("gitlab-runner")
+    # A testbed started before `up` installed them gets the CRDs here (server-side apply: no change otherwise).
+    crds.install(layout)
+    playbooks.run(PLAYBOOK, extra_vars=fleet_vars(pools())).assert_ok()
+    try:
+        yield testbed
+    finally:
+        playbooks.run(PLAYBOOK, extra_vars=fleet_vars([], gitlab_runner_state="absent"))
+        if processes.is_running(layout, prometheus.NAME):
+            prometheus.reload(layout)  # the pool's job leaves the configuration with its PodMonitor
+
+
+@pytest.fixture(scope="module")
+def prom(scraped_pool, layout):
+    """The testbed's Prometheus, started (or reloaded) with the jobs of the cluster's PodMonitors, this pool's up;
+    stopped after if it was started here."""
+    started_here = not processes.is_running(layout, prometheus.NAME)
+    started = time.monotonic()
+    client = prometheus.start(layout)
+    print(f"Prometheus ready at {client.url} in {time.monotonic() - started:.1f}s, scrape jobs: "
+          f"{prometheus.job_names(layout)}", flush=True)
+    client.wait_target_up(TARGET, timeout=120)
+    yield client
+    if started_here:
+        prometheus.stop(layout)
+
+
+@pytest.mark.real_runner
+def test_the_role_made_the_pools_podmonitor_and_the_api_server_accepted_it(scraped_pool):
+    monitors = scraped_pool.list("monitoring.coreos.com/v1", "PodMonitor", namespace=MANAGER_NS)
+    assert [m["metadata"]["name"] for m in monitors] == [RELEASE], \
+        "gitlab_runner_pod_monitors: auto should make the chart's PodMonitor where the CRD exists"
+
+
+@pytest.mark.real_runner
+def test_prometheus_scrapes_the_pools_manager_with_the_rules_labels(prom, layout):
+    target = prom.wait_target_up(TARGET, timeout=30)
+    labels = target["labels"]
+    assert target["scrapePool"] == f"podMonitor/{MANAGER_NS}/{RELEASE}/0"
+    assert labels["namespace"] == MANAGER_NS and labels["endpoint"] == "metrics"
+    assert labels["pod"].startswith(RELEASE)
+    assert "gpu_class" not in labels, "a pool without a GPU class gets no gpu_class label"
+    assert target["discoveredLabels"].get("__meta_kubernetes_pod_container_port_number") == "9252"
+    concurrent = prom.query(f'gitlab_runner_concurrent{{job="{TARGET["job"]}",pool="{POOL}"}}')
+    assert concurrent, "the manager's own metrics should carry the pool's labels"
+
+
+def scrape_interval_s(layout: Layout) -> float:
+    """The pool's scrape interval as configured (its endpoint's, else the global one), in seconds."""
+    document = yaml.safe_load(prometheus.config_file(layout).read_text())
+    job = next(j for j in document["scrape_configs"] if j["job_name"] == f"podMonitor/{MANAGER_NS}/{RELEASE}/0")
+    text = job.get("scrape_interval", document["global"]["scrape_interval"])
+    units = {"ms": 0.001, "s": 1, "m": 60}
+    unit = next(u for u in units if text.endswith(u))
+    return float(text[:-len(unit)]) * units[unit]
+
+
+@pytest.mark.real_runner
+def test_prometheus_saw_the_pools_job_running(prom, layout):
+    # Longer than two scrapes, so at least one scrape happens while the job runs.
+    seconds = max(20, int(2 * scrape_interval_s(layout)) + 5)
+    standin = StandInJobs(f"http://{REAL_NODE_IP}:{GITLAB_STANDIN_PORT}")
+    standin.register_runners(pools())
+    queued_at = time.time()
+    job_id = standin.queue(TAGS, [f"echo prom-job-{RUN_ID}", f"sleep {seconds}"], BASE_IMAGE, "prometheus-scrape")
+    job = standin.wait_finished(job_id, seconds + 150)
+    assert job["state"] == "success", trace_text(job["trace"])[-3000:]
+    time.sleep(scrape_interval_s(layout) + 1)  # one more scrape after the job ended
+    window = int(time.time() - queued_at) + 5
+    expr = (f'max_over_time(gitlab_runner_jobs{{job="{TARGET["job"]}",pool="{POOL}",state="running"}}'
+            f'[{window}s])')
+    result = prom.query(expr)
+    assert result and float(result[0]["value"][1]) >= 1, f"{expr} = {result}"
+
+
+@pytest.fixture(scope="module")
+def rules_file(scraped_pool, playbooks, tmp_path_factory):
+    """The collection's alert rules for an inventory with this pool, as playbooks/alert_rules.yml writes them."""
+    folder = tmp_path_factory.mktemp("alert-rules")
+    playbooks.run("alert_rules.yml", extra_vars=fleet_vars(pools(), gpuci_alert_rules_dir=str(folder))).assert_ok()
+    path = folder / "testbed.rules.yml"
+    assert POOL in path.read_text(), "the rules should name the pool"
+    return path
+
+
+@pytest.mark.real_runner
+def test_the_collections_alert_rules_load_and_evaluate_healthy(prom, layout, rules_file):
+    prometheus.reload(layout, rules=[rules_file])
+    expected = {group["name"] for group in yaml.safe_load(rules_file.read_text())["groups"]}
+    groups = prom.wait_rules_healthy(timeout=60)
+    assert {group["name"] for group in groups} == expected
+    assert all(rule["health"] == "ok" for group in groups for rule in group["rules"])
+
+
+@pytest.mark.real_runner
+def test_every_query_of_the_monitoring_page_evaluates(prom):
+    queries = prometheus.promql_blocks((REPO_ROOT / "docs" / "monitoring.md").read_text())
+    assert len(queries) >= 3
+    for query in queries:
+        prom.query(query)  # raises PrometheusError with Prometheus's reason for a query it refuses
