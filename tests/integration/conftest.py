@@ -16,6 +16,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # The testbed's own modules (lib.layout, lib.node) name the real node and its label.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "testbed"))
+# `make venv` links the checkout there: tests import the collection's constants from where they live.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / ".collections"))
 
 from helpers import Playbooks, running_testbed  # noqa: E402
 from lib import images  # noqa: E402

@@ -24,7 +24,6 @@ created; each test restores what it broke.
 from __future__ import annotations
 
 import re
-import sys
 import time
 import uuid
 from dataclasses import dataclass
@@ -35,14 +34,10 @@ from helpers import REPO_ROOT
 from lib.images import BASE_IMAGE, GITLAB_RUNNER_HELPER_IMAGE
 from lib.layout import REAL_NODE_IP
 from lib.node import GITLAB_STANDIN_PORT, REAL_NODE_LABEL, REAL_NODE_TAINT
-from gitlab_runner_support import COLLECTIONS, StandInJobs, trace_text
+from gitlab_runner_support import StandInJobs, trace_text
 from reliability_support import control_component, wait_for_controllers_to_resume
 
-if str(COLLECTIONS) not in sys.path:
-    sys.path.insert(0, str(COLLECTIONS))
-from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.config import (  # noqa: E402
-    JOB_POD_CLEANUP_GRACE_S,
-)
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.config import JOB_POD_CLEANUP_GRACE_S
 
 pytestmark = pytest.mark.real_runner
 
