@@ -1,9 +1,11 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""playbooks/alert_rules.yml writes each cluster's alert rules file from the inventory, touching no cluster.
+"""playbooks/alert_rules.yml writes each cluster's alert rules file from the inventory; with
+gpuci_alert_rules_in_cluster off it touches no cluster.
 
 Offline (tests/roles/offline_playbook.py): any task that reached for a
-cluster would fail the run. promtool's checks of the same
+cluster would fail the run. Placing the PrometheusRule in a cluster is
+tests/integration/test_alert_rules_in_cluster.py's. promtool's checks of the same
 rules are tests/rules' (make rules-tests).
 """
 from __future__ import annotations
@@ -14,7 +16,8 @@ from offline_playbook import TOKENS, run_offline
 
 
 def run_playbook(out_dir, *extra):
-    return run_offline("alert_rules.yml", "gpuci_alert_rules_dir", out_dir, *extra)
+    return run_offline("alert_rules.yml", "gpuci_alert_rules_dir", out_dir, "-e", "gpuci_alert_rules_in_cluster=off",
+                       *extra)
 
 
 def test_the_local_inventory_gets_its_rules_file(tmp_path):
