@@ -13,7 +13,6 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from kubernetes.client.rest import ApiException
 
 PLAYBOOK = "alert_rules.yml"
 NAMESPACE = f"gpuci-alert-rules-{uuid.uuid4().hex[:6]}"
@@ -28,8 +27,8 @@ def rule_namespace(testbed):
 
 
 def run(playbooks, tmp_path, **extra):
-    return playbooks.run(PLAYBOOK, extra_vars={"gpuci_alert_rules_dir": str(tmp_path),
-                                                "gpuci_alert_rule_namespace": NAMESPACE, **extra})
+    variables = {"gpuci_alert_rules_dir": str(tmp_path), "gpuci_alert_rule_namespace": NAMESPACE, **extra}
+    return playbooks.run(PLAYBOOK, extra_vars=variables)
 
 
 def the_rule(cluster):
