@@ -206,7 +206,7 @@ def record(fault: str, state: str, end: PodEnd) -> None:
 
 def test_an_evicted_manager_lets_its_job_finish(pool, standin):
     """A node drain evicts the manager: the chart's SIGQUIT stop lets the job end with success."""
-    job = start_job(pool, standin, ticks=25)
+    job = start_job(pool, standin, ticks=15)
     pool.core.create_namespaced_pod_eviction(job.manager, MANAGER_NS, {
         "apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": job.manager, "namespace": MANAGER_NS}})
     ended = standin.wait_finished(job.id, job.ticks + SETTLE_S)
@@ -238,7 +238,7 @@ def test_a_grace_period_shorter_than_the_job_leaves_no_pod_past_the_job_timeout(
 
 
 def test_an_api_server_outage_during_a_job(pool, standin):
-    job = start_job(pool, standin, ticks=40)
+    job = start_job(pool, standin, ticks=30)
     try:
         control_component("stop")
         time.sleep(OUTAGE_S)
@@ -257,7 +257,7 @@ def test_an_api_server_outage_during_a_job(pool, standin):
 
 
 def test_a_gitlab_outage_during_a_job(pool, standin):
-    job = start_job(pool, standin, ticks=40)
+    job = start_job(pool, standin, ticks=30)
     standin.outage(OUTAGE_S)
     deadline = time.monotonic() + OUTAGE_S + 30
     while not standin.answers():
