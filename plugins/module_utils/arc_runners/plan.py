@@ -75,17 +75,16 @@ from ansible_collections.gpuci.runners.plugins.module_utils.monitoring.monitors 
     MONITORING_API,
     POD_MONITOR_CRD,
     crd_read,
-    labels_problems,
-    mode_problems,
+    metrics_switch_problems,
     monitor_labels,
-    monitor_mode,
+    monitor_problems,
     monitor_spec,
     monitors_wanted,
     pod_monitor,
 )
 from ansible_collections.gpuci.runners.plugins.module_utils.common.ownership_labels import label_selectors, ownership_labels, set_selector
 from ansible_collections.gpuci.runners.plugins.module_utils.fleet.pending_changes import release_record_selectors
-from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import mapping_list, problem, require_mapping
+from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import mapping_list, require_mapping
 
 CONTROLLER_CHART = "gha-runner-scale-set-controller"
 SCALE_SET_CHART = "gha-runner-scale-set"
@@ -239,12 +238,9 @@ def arc_runners_plan(settings, gpu_classes=None):
 
 def _monitoring_problems(settings):
     """The metrics and monitor variables' problems: a bad mode or labels, monitors on without metrics."""
-    problems = mode_problems(settings, POD_MONITORS) + labels_problems(settings, POD_MONITOR_LABELS)
-    if not isinstance(settings.get(METRICS, True), bool):
-        problems.append(problem(METRICS, "must be true or false", settings.get(METRICS)))
-    elif monitor_mode(settings, POD_MONITORS) == "on" and not settings.get(METRICS, True):
-        problems.append(problem(POD_MONITORS, "is on, but %s is false: a PodMonitor needs the metrics" % METRICS))
-    return problems
+    return metrics_switch_problems(settings, METRICS) + monitor_problems(
+        settings, POD_MONITORS, POD_MONITOR_LABELS, METRICS, settings.get(METRICS, True),
+        "a PodMonitor needs the metrics")
 
 
 def _pod_monitors(settings, controller):

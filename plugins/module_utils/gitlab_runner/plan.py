@@ -65,10 +65,9 @@ from ansible_collections.gpuci.runners.plugins.module_utils.k8s.reads import AVA
 from ansible_collections.gpuci.runners.plugins.module_utils.monitoring.monitors import (
     POD_MONITOR_CRD,
     crd_read,
-    labels_problems,
-    mode_problems,
+    metrics_switch_problems,
     monitor_labels,
-    monitor_mode,
+    monitor_problems,
     monitor_spec,
     monitors_wanted,
     scrape_relabelings,
@@ -77,7 +76,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.common.ownership_lab
 from ansible_collections.gpuci.runners.plugins.module_utils.fleet.pending_changes import release_record_selectors
 from ansible_collections.gpuci.runners.plugins.module_utils.common.pool_keys import GITLAB_POOL_DEFAULTS, GITLAB_SECRET_KEYS
 from ansible_collections.gpuci.runners.plugins.module_utils.common.release_names import GITLAB_RELEASE_PREFIX
-from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import mapping_list, problem, require_mapping
+from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import mapping_list, require_mapping
 
 CHART = "gitlab-runner"
 # Read back by the role's prune step once a pool has left the inventory.
@@ -199,13 +198,9 @@ def _reads(settings, labels, selector, record_selectors):
 
 def _monitoring_problems(settings):
     """The metrics and monitor variables' problems: a bad mode or labels, monitors on without metrics."""
-    problems = mode_problems(settings, POD_MONITORS) + labels_problems(settings, POD_MONITOR_LABELS)
-    if not isinstance(settings.get(METRICS, True), bool):
-        problems.append(problem(METRICS, "must be true or false", settings.get(METRICS)))
-    elif monitor_mode(settings, POD_MONITORS) == "on" and not settings.get(METRICS, True):
-        problems.append(problem(POD_MONITORS, "is on, but %s is false: a PodMonitor needs the managers' metrics"
-                                % METRICS))
-    return problems
+    return metrics_switch_problems(settings, METRICS) + monitor_problems(
+        settings, POD_MONITORS, POD_MONITOR_LABELS, METRICS, settings.get(METRICS, True),
+        "a PodMonitor needs the managers' metrics")
 
 
 def _pod_monitors(settings):

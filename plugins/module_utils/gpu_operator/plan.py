@@ -59,10 +59,8 @@ from ansible_collections.gpuci.runners.plugins.module_utils.k8s.reads import AVA
 from ansible_collections.gpuci.runners.plugins.module_utils.monitoring.monitors import (
     SERVICE_MONITOR_CRD,
     crd_read,
-    labels_problems,
-    mode_problems,
     monitor_labels,
-    monitor_mode,
+    monitor_problems,
     monitor_spec,
     monitors_wanted,
 )
@@ -196,14 +194,12 @@ def _monitor_reads(settings):
 
 
 def _monitoring_problems(settings):
-    problems = mode_problems(settings, SERVICE_MONITOR) + labels_problems(settings, SERVICE_MONITOR_LABELS)
+    problems = monitor_problems(settings, SERVICE_MONITOR, SERVICE_MONITOR_LABELS, "gpu_operator_dcgm_exporter_enabled",
+                                settings["gpu_operator_dcgm_exporter_enabled"], "there is no exporter to monitor")
     allowlist = settings.get(DCGM_POD_LABELS)
     if allowlist is not None and (not isinstance(allowlist, list)
                                   or not all(isinstance(entry, str) and entry for entry in allowlist)):
         problems.append(problem(DCGM_POD_LABELS, "must be a list of regular expressions (strings)", allowlist))
-    if monitor_mode(settings, SERVICE_MONITOR) == "on" and not settings["gpu_operator_dcgm_exporter_enabled"]:
-        problems.append(problem(SERVICE_MONITOR, "is on, but gpu_operator_dcgm_exporter_enabled is false: there "
-                                "is no exporter to monitor"))
     return problems
 
 

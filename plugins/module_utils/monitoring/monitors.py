@@ -77,6 +77,21 @@ def labels_problems(settings, variable):
     return []
 
 
+def monitor_problems(settings, variable, labels_variable, source, source_on, needs):
+    """A monitor's variables' problems: a bad mode or labels, and the monitor forced ``on`` while
+    ``source`` (the variable that turns on what it scrapes) is off; ``needs`` says why it matters."""
+    problems = mode_problems(settings, variable) + labels_problems(settings, labels_variable)
+    if monitor_mode(settings, variable) == "on" and not source_on:
+        problems.append(problem(variable, "is on, but %s is false: %s" % (source, needs)))
+    return problems
+
+
+def metrics_switch_problems(settings, variable):
+    """``[]``, or the problem of a role's metrics switch (default true) that is not a boolean."""
+    value = settings.get(variable, True)
+    return [] if isinstance(value, bool) else [problem(variable, "must be true or false", value)]
+
+
 def monitor_labels(settings, variable):
     """The labels of ``variable`` (unset or None: none), after ``labels_problems`` found none."""
     return dict(plain(settings.get(variable) or {}))
