@@ -21,7 +21,7 @@ sys.path.insert(0, str(REPO / "tools" / "testbed"))
 sys.path.insert(0, str(REPO / ".collections"))
 
 from lib.layout import Layout  # noqa: E402
-from lib.prometheus import Prometheus, wait_until  # noqa: E402
+from lib.prometheus import SCRAPE_INTERVAL, Prometheus, wait_until  # noqa: E402
 from ansible_collections.gpuci.runners.plugins.module_utils.monitoring.alert_rules import SCRAPE_LABELS  # noqa: E402
 
 RUNNER_JOB = SCRAPE_LABELS["job"]
@@ -50,9 +50,12 @@ def show_targets(client: Prometheus, timeout: float) -> int:
 def show_jobs(client: Prometheus) -> int:
     pools = {t["labels"].get("pool") for t in runner_targets(client)}
     selector = f'job="{RUNNER_JOB}"'
-    running = client.query(f'sum by (pool) (max_over_time(gitlab_runner_jobs{{{selector},state="running"}}[{WINDOW}]))')
+    # The most jobs running at one scrape (the sum over a pool's stages, then its maximum), and the jobs its
+    # managers took since they started (a counter: its highest value in the window).
+    running = client.query(f'max_over_time(sum by (pool) (gitlab_runner_jobs{{{selector},state="running"}})'
+                           f'[{WINDOW}:{SCRAPE_INTERVAL}])')
     handled = {s["metric"].get("pool"): float(s["value"][1])
-               for s in client.query(f"sum by (pool) (increase(gitlab_runner_jobs_total{{{selector}}}[{WINDOW}]))")}
+               for s in client.query(f"sum by (pool) (max_over_time(gitlab_runner_jobs_total{{{selector}}}[{WINDOW}]))")}
     print(f"What Prometheus scraped from the pools over the last {WINDOW} (gitlab_runner_jobs, gitlab_runner_jobs_total):")
     seen = sorted((s for s in running if s["metric"].get("pool") in pools), key=lambda s: s["metric"].get("pool", ""))
     for sample in seen:
