@@ -207,8 +207,7 @@ def service_monitor_release(plan, found):
     """``(release, refusal)``: the plan's release with the DCGM exporter's ServiceMonitor on or off as the cluster
     decides; ``found`` is what the ServiceMonitor CRD's read found. The operator makes the ServiceMonitor, from
     the ClusterPolicy, only when asked: the role asks only where the CRD exists."""
-    spec = plan["dcgm_service_monitor"]
-    wanted, refusal = monitors_wanted(spec, found if spec["mode"] != "off" else [])
+    wanted, refusal = monitors_wanted(plan["dcgm_service_monitor"], found)
     if refusal:
         return None, refusal
     release = copy.deepcopy(plan["release"])
