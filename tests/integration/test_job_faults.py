@@ -204,17 +204,22 @@ def record(fault: str, state: str, end: PodEnd) -> None:
           f" (deletion grace {end.deletion_grace_s})", flush=True)
 
 
+def assert_the_job_survived(cluster, standin: StandInJobs, job: RunningJob, fault: str, pod_bound_s: float) -> None:
+    """The job ended with success and its whole trace, and the runner deleted its pod (within `pod_bound_s`)."""
+    ended = standin.wait_finished(job.id, job.ticks + SETTLE_S)
+    end = wait_pod_stopped(cluster, job, pod_bound_s)
+    record(fault, ended["state"], end)
+    assert ended["state"] == "success", trace_text(ended["trace"])[-3000:]
+    assert_trace_complete(job, ended)
+    assert_deleted_by_the_runner(end)
+
+
 def test_an_evicted_manager_lets_its_job_finish(pool, standin):
     """A node drain evicts the manager: the chart's SIGQUIT stop lets the job end with success."""
     job = start_job(pool, standin, ticks=15)
     pool.core.create_namespaced_pod_eviction(job.manager, MANAGER_NS, {
         "apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": job.manager, "namespace": MANAGER_NS}})
-    ended = standin.wait_finished(job.id, job.ticks + SETTLE_S)
-    end = wait_pod_stopped(pool, job, SETTLE_S)
-    record("evicted", ended["state"], end)
-    assert ended["state"] == "success", trace_text(ended["trace"])[-3000:]
-    assert_trace_complete(job, ended)
-    assert_deleted_by_the_runner(end)
+    assert_the_job_survived(pool, standin, job, "evicted", SETTLE_S)
     after = assert_next_job_runs(standin)
     assert manager_of(after["trace"]) != job.manager, "the next job should go to the new manager"
     assert job.manager not in [p["metadata"]["name"] for p in manager_pods(pool)]
@@ -245,14 +250,9 @@ def test_an_api_server_outage_during_a_job(pool, standin):
         time.sleep(OUTAGE_S)
     finally:
         control_component("start")
-    ended = standin.wait_finished(job.id, job.ticks + SETTLE_S)
     # The runner deletes the pod at once; the kubelet stops it once its own
     # watch of the API server has resumed (up to about a minute here).
-    end = wait_pod_stopped(pool, job, 3 * SETTLE_S)
-    record("API server down", ended["state"], end)
-    assert ended["state"] == "success", trace_text(ended["trace"])[-3000:]
-    assert_trace_complete(job, ended)
-    assert_deleted_by_the_runner(end)
+    assert_the_job_survived(pool, standin, job, "API server down", 3 * SETTLE_S)
     wait_for_controllers_to_resume(pool)
     assert_next_job_runs(standin)
 
@@ -264,12 +264,7 @@ def test_a_gitlab_outage_during_a_job(pool, standin):
     while not standin.answers():
         assert time.monotonic() < deadline, "the stand-in did not come back after its outage"
         time.sleep(1)
-    ended = standin.wait_finished(job.id, job.ticks + SETTLE_S)
-    end = wait_pod_stopped(pool, job, SETTLE_S)
-    record("GitLab down", ended["state"], end)
-    assert ended["state"] == "success", trace_text(ended["trace"])[-3000:]
-    assert_trace_complete(job, ended)
-    assert_deleted_by_the_runner(end)
+    assert_the_job_survived(pool, standin, job, "GitLab down", SETTLE_S)
     assert_next_job_runs(standin)
 
 
