@@ -26,9 +26,9 @@ def rule_namespace(testbed):
     testbed.core.delete_namespace(NAMESPACE)
 
 
-def run(playbooks, tmp_path, **extra):
+def run(playbooks, tmp_path, check=False, **extra):
     variables = {"gpuci_alert_rules_dir": str(tmp_path), "gpuci_alert_rule_namespace": NAMESPACE, **extra}
-    return playbooks.run(PLAYBOOK, extra_vars=variables)
+    return playbooks.run(PLAYBOOK, extra_vars=variables, check=check)
 
 
 def the_rule(cluster):
@@ -37,9 +37,7 @@ def the_rule(cluster):
 
 
 def test_on_without_the_namespace_is_refused(testbed, playbooks, tmp_path):
-    run_ = playbooks.run(PLAYBOOK, extra_vars={"gpuci_alert_rules_dir": str(tmp_path),
-                                               "gpuci_alert_rules_in_cluster": "on",
-                                               "gpuci_alert_rule_namespace": "no-such-namespace"})
+    run_ = run(playbooks, tmp_path, gpuci_alert_rules_in_cluster="on", gpuci_alert_rule_namespace="no-such-namespace")
     run_.assert_failed_with("gpuci_alert_rule_namespace", "no-such-namespace")
     api_version, kind, _name = RULE
     assert testbed.list(api_version, kind) == [], "no PrometheusRule may appear"
@@ -56,9 +54,7 @@ def test_auto_places_the_rule_and_a_rerun_changes_nothing(testbed, playbooks, ru
 
 
 def test_absent_takes_the_rule_out(testbed, playbooks, rule_namespace, tmp_path):
-    check = playbooks.run(PLAYBOOK, extra_vars={"gpuci_alert_rules_dir": str(tmp_path),
-                                                "gpuci_alert_rule_namespace": NAMESPACE,
-                                                "gpuci_alert_rules_state": "absent"}, check=True).assert_ok()
+    check = run(playbooks, tmp_path, check=True, gpuci_alert_rules_state="absent").assert_ok()
     assert check.changed > 0 and the_rule(testbed) is not None, "check mode must remove nothing"
     run(playbooks, tmp_path, gpuci_alert_rules_state="absent").assert_ok()
     assert the_rule(testbed) is None
