@@ -70,19 +70,23 @@ options:
         type: dict
         default: {}
       wait:
-        description: Wait until the release's resources are ready (or deleted).
+        description:
+          - Wait until the release's resources are ready (or, on uninstall, deleted).
+          - "On uninstall with helm 4 (4.3.1 checked), helm's waiter may end early and report an object that
+            outlives the others (one held by a finalizer, or by I(cascade=foreground)) as C(still exists,
+            status Terminating); helm 3 polls each object until it is gone. Where what is waited for
+            lingers, set I(wait=false) and wait for it yourself, as the gitlab_runner role does
+            (docs/reliability.md)."
         type: bool
         default: true
-      wait_for_pods:
+      cascade:
         description:
-          - On uninstall, delete in the foreground (helm C(--cascade foreground)), so that with I(wait) helm
-            returns only once the release's pods are gone, not just its Deployments. A namespace deleted
-            right after then goes at once, where pods still in their grace period would hold it until the
-            namespace controller's next resync (minutes). I(timeout) must then cover the pods' own
-            C(terminationGracePeriodSeconds) - GitLab runner managers stop gracefully (their running jobs
-            finish) within it, and helm fails a wait that ends first, the Deployment still C(Terminating).
-        type: bool
-        default: false
+          - On uninstall, how Kubernetes deletes the release's dependents (helm C(--cascade)).
+          - C(foreground) keeps a Deployment until its pods are gone, so whoever waits for the Deployment
+            to be gone also waits for its pods (and their grace period).
+        type: str
+        choices: [background, foreground, orphan]
+        default: background
       atomic:
         description: Roll back a failed install or upgrade (helm C(--atomic), helm 4 C(--rollback-on-failure)).
         type: bool
@@ -226,7 +230,7 @@ _RELEASE_OPTIONS = dict(
     chart_path=dict(type="path"),
     values=dict(type="dict", default={}),
     wait=dict(type="bool", default=True),
-    wait_for_pods=dict(type="bool", default=False),
+    cascade=dict(type="str", choices=["background", "foreground", "orphan"], default="background"),
     atomic=dict(type="bool", default=True),
     timeout=dict(type="int", default=300),
     create_namespace=dict(type="bool", default=False),

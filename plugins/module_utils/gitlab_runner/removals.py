@@ -15,8 +15,10 @@ no longer names are still found. Given the plan's pools and those accounts:
 - ``existing``: of those, the pools the cluster still holds (their manager
   ServiceAccount was found): what a rerun still has to remove;
 - ``releases``: their Helm releases as ``helm_releases`` takes them (state
-  absent, uninstalled once their pods are gone), where they were found, else
-  where this inventory would put them;
+  absent, deleted in the foreground, helm not waiting), where they were
+  found, else where this inventory would put them;
+- ``manager_wait``: what waits until their managers have stopped (their
+  jobs ended) and their Deployments are gone (manager_stop.py);
 - ``kept_namespaces``: namespaces still in use: those present pools need and
   those of found pools that survive this run undeclared (prune off);
 - ``unused_namespaces``: of the cluster's namespaces (``namespaces``, their
@@ -38,6 +40,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.plan i
     needed_namespaces,
     release_name,
 )
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.manager_stop import manager_wait
 from ansible_collections.gpuci.runners.plugins.module_utils.common.ownership_labels import label_selectors, labels_match, set_selector
 from ansible_collections.gpuci.runners.plugins.module_utils.common.release_names import GITLAB_RELEASE_PREFIX
 from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import (
@@ -73,8 +76,8 @@ def gitlab_runner_removals(value):
         doomed = absent
     releases = [{"name": release_name(name), "namespace": found[name]["namespace"] if name in found
                  else value["namespace"], "state": "absent", "timeout": value["timeout"],
-                 # Uninstalled once its manager pod is gone (its jobs finished), so its namespace goes at once.
-                 "wait_for_pods": True} for name in doomed]
+                 # Not helm's wait: the role waits for the manager to stop (manager_stop.py says why).
+                 "wait": False, "cascade": "foreground"} for name in doomed]
     surviving = [meta for name, meta in found.items() if name not in doomed and name not in present]
     kept = [] if value["state"] == "absent" else needed_namespaces(pools, value["namespace"])
     for meta in surviving:
@@ -86,7 +89,8 @@ def gitlab_runner_removals(value):
     selectors = (label_selectors(fleet_labels) + [set_selector(POOL_LABEL, doomed)]) if doomed else []
     unused = sorted(set(owned) - set(kept))
     return {"names": doomed, "label_selectors": selectors,
-            "existing": [name for name in doomed if name in found], "releases": releases, "kept_namespaces": kept,
+            "existing": [name for name in doomed if name in found], "releases": releases,
+            "manager_wait": manager_wait(releases, value["timeout"]), "kept_namespaces": kept,
             "unused_namespaces": unused,
             "unused_namespace_objects": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
                                          for name in unused],

@@ -237,8 +237,8 @@ class Helm:
         args = ["uninstall", release["name"], "--namespace", release["namespace"], "--timeout", f"{release['timeout']}s"]
         if release.get("wait", True):
             args.append("--wait")
-        if release.get("wait_for_pods"):
-            args += ["--cascade", "foreground"]
+        if release.get("cascade", "background") != "background":
+            args += ["--cascade", release["cascade"]]
         self.call(args, f"{release['namespace']}/{release['name']}")
 
 

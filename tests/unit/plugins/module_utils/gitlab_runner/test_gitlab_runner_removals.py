@@ -29,9 +29,9 @@ def test_prune_removes_undeclared_and_absent_pools_where_they_were_found():
     assert result["existing"] == ["old", "forgotten"]
     assert result["releases"] == [
         {"name": "gitlab-runner-old", "namespace": "gitlab-runner", "state": "absent", "timeout": 120,
-         "wait_for_pods": True},
+         "wait": False, "cascade": "foreground"},
         {"name": "gitlab-runner-forgotten", "namespace": "elsewhere", "state": "absent", "timeout": 120,
-         "wait_for_pods": True}]
+         "wait": False, "cascade": "foreground"}]
     assert result["kept_namespaces"] == ["gitlab-runner"]
 
 
@@ -56,7 +56,7 @@ def test_absent_pool_never_installed_is_uninstalled_in_the_role_namespace():
     result = removals([pool("never", "absent")], [])
     assert result["names"] == ["never"] and result["existing"] == []  # nothing left for a rerun to remove
     assert result["releases"] == [{"name": "gitlab-runner-never", "namespace": "gitlab-runner", "state": "absent",
-                                   "timeout": 120, "wait_for_pods": True}]
+                                   "timeout": 120, "wait": False, "cascade": "foreground"}]
 
 
 @pytest.mark.parametrize("prune", [True, False])

@@ -156,14 +156,14 @@ def test_absent_release_uninstalls_only_what_exists():
     assert not helm.verbs("get")
 
 
-def test_an_uninstall_waits_for_the_pods_only_when_asked():
-    """wait_for_pods deletes in the foreground: helm returns once the pods are gone, not just the Deployment."""
+def test_an_uninstall_cascades_and_waits_as_asked():
+    """cascade is helm's --cascade (background, its default, is not spelled out); wait false leaves out --wait."""
     helm = RecordedHelm([listed("gitlab-runner-a"), listed("gitlab-runner-b")])
-    apply(helm, [release("gitlab-runner-a", state="absent", wait_for_pods=True),
-                 release("gitlab-runner-b", state="absent")])
-    cascades = {argv[1]: argv[argv.index("--cascade") + 1] if "--cascade" in argv else None
-                for argv in helm.verbs("uninstall")}
-    assert cascades == {"gitlab-runner-a": "foreground", "gitlab-runner-b": None}
+    apply(helm, [release("gitlab-runner-a", state="absent", cascade="foreground", wait=False),
+                 release("gitlab-runner-b", state="absent", cascade="background")])
+    uninstalls = {argv[1]: (argv[argv.index("--cascade") + 1] if "--cascade" in argv else None, "--wait" in argv)
+                  for argv in helm.verbs("uninstall")}
+    assert uninstalls == {"gitlab-runner-a": ("foreground", False), "gitlab-runner-b": (None, True)}
 
 
 def test_one_failed_release_is_named_and_the_others_still_apply():
