@@ -192,8 +192,13 @@ def assert_deleted_by_the_runner(end: PodEnd) -> None:
     assert end.how == "deleted" or end.how.startswith(("Succeeded", "Failed")), end
 
 
-def assert_next_job_runs(standin: StandInJobs) -> dict:
-    after = standin.wait_finished(standin.queue(TAGS, [f"echo next-{RUN_ID}"], BASE_IMAGE, "next"), 180)
+def queue_next_job(standin: StandInJobs) -> int:
+    """The job after the fault, queued while the faulted job's pod may still be stopping: it must not wait for it."""
+    return standin.queue(TAGS, [f"echo next-{RUN_ID}"], BASE_IMAGE, "next")
+
+
+def assert_next_job_ran(standin: StandInJobs, job_id: int) -> dict:
+    after = standin.wait_finished(job_id, 180)
     assert after["state"] == "success", trace_text(after["trace"])[-3000:]
     return after
 
@@ -204,14 +209,18 @@ def record(fault: str, state: str, end: PodEnd) -> None:
           f" (deletion grace {end.deletion_grace_s})", flush=True)
 
 
-def assert_the_job_survived(cluster, standin: StandInJobs, job: RunningJob, fault: str, pod_bound_s: float) -> None:
-    """The job ended with success and its whole trace, and the runner deleted its pod (within `pod_bound_s`)."""
+def assert_the_job_survived(cluster, standin: StandInJobs, job: RunningJob, fault: str, pod_bound_s: float) -> int:
+    """The job ended with success and its whole trace, and the runner deleted its pod (within `pod_bound_s`).
+
+    Returns the next job, queued as soon as this one ended."""
     ended = standin.wait_finished(job.id, job.ticks + SETTLE_S)
+    next_job = queue_next_job(standin)
     end = wait_pod_stopped(cluster, job, pod_bound_s)
     record(fault, ended["state"], end)
     assert ended["state"] == "success", trace_text(ended["trace"])[-3000:]
     assert_trace_complete(job, ended)
     assert_deleted_by_the_runner(end)
+    return next_job
 
 
 def test_an_evicted_manager_lets_its_job_finish(pool, standin):
@@ -219,8 +228,7 @@ def test_an_evicted_manager_lets_its_job_finish(pool, standin):
     job = start_job(pool, standin, ticks=15)
     pool.core.create_namespaced_pod_eviction(job.manager, MANAGER_NS, {
         "apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": job.manager, "namespace": MANAGER_NS}})
-    assert_the_job_survived(pool, standin, job, "evicted", SETTLE_S)
-    after = assert_next_job_runs(standin)
+    after = assert_next_job_ran(standin, assert_the_job_survived(pool, standin, job, "evicted", SETTLE_S))
     assert manager_of(after["trace"]) != job.manager, "the next job should go to the new manager"
     assert job.manager not in [p["metadata"]["name"] for p in manager_pods(pool)]
 
@@ -234,6 +242,8 @@ def test_a_grace_period_shorter_than_the_job_leaves_no_pod_past_the_job_timeout(
     job = start_job(pool, standin, ticks=300, timeout=timeout)
     assert job.pod["spec"].get("activeDeadlineSeconds") == timeout + 1, job.pod["spec"]
     pool.core.delete_namespaced_pod(job.manager, MANAGER_NS, grace_period_seconds=5)
+    # The manager's replacement takes it while the orphaned pod still runs.
+    next_job = queue_next_job(standin)
     # The deadline counts from the pod's start, a few seconds before the script's, and the kubelet
     # enforces it at its next sync of the pod, which may come a minute later: a bound, not a timing.
     end = wait_pod_stopped(pool, job, timeout + 3 * SETTLE_S)
@@ -243,7 +253,7 @@ def test_a_grace_period_shorter_than_the_job_leaves_no_pod_past_the_job_timeout(
     # The stand-in, like GitLab until its stuck-job worker acts, still shows the job running.
     assert seen["state"] == "running", seen["state"]
     assert f"{job.mark}-done" not in trace_text(seen["trace"])
-    assert_next_job_runs(standin)
+    assert_next_job_ran(standin, next_job)
 
 
 def test_an_api_server_outage_during_a_job(pool, standin):
@@ -255,9 +265,9 @@ def test_an_api_server_outage_during_a_job(pool, standin):
         control_component("start")
     # The runner deletes the pod at once; the kubelet stops it once its own
     # watch of the API server has resumed (up to about a minute here).
-    assert_the_job_survived(pool, standin, job, "API server down", 3 * SETTLE_S)
+    next_job = assert_the_job_survived(pool, standin, job, "API server down", 3 * SETTLE_S)
     wait_for_controllers_to_resume(pool)
-    assert_next_job_runs(standin)
+    assert_next_job_ran(standin, next_job)
 
 
 def test_a_gitlab_outage_during_a_job(pool, standin):
@@ -267,21 +277,21 @@ def test_a_gitlab_outage_during_a_job(pool, standin):
     while not standin.answers():
         assert time.monotonic() < deadline, "the stand-in did not come back after its outage"
         time.sleep(1)
-    assert_the_job_survived(pool, standin, job, "GitLab down", SETTLE_S)
-    assert_next_job_runs(standin)
+    assert_next_job_ran(standin, assert_the_job_survived(pool, standin, job, "GitLab down", SETTLE_S))
 
 
 def test_a_job_cancelled_in_gitlab_stops_and_frees_its_pod(pool, standin):
     job = start_job(pool, standin, ticks=300)
     assert standin.cancel(job.id) == "canceling"
     ended = standin.wait_finished(job.id, SETTLE_S)
+    next_job = queue_next_job(standin)
     end = wait_pod_stopped(pool, job, SETTLE_S)
     record("cancelled", ended["state"], end)
     assert ended["state"] == "canceled", trace_text(ended["trace"])[-3000:]
     assert "script canceled externally" in trace_text(ended["trace"])
     assert f"{job.mark}-done" not in trace_text(ended["trace"])
     assert_deleted_by_the_runner(end)
-    assert_next_job_runs(standin)
+    assert_next_job_ran(standin, next_job)
 
 
 def test_the_reliability_doc_has_this_table():
