@@ -86,6 +86,7 @@ class RealComponents:
 
     @staticmethod
     def missing(component: str) -> str:
-        refs = ", ".join(images.UPSTREAM_IMAGES[component])
-        return (f"{component} ran on a simulated node (nothing executed): its image is not provided "
-                f"to the testbed ({refs}; docs/testbed-images.md)")
+        # COMPONENT_IMAGES: the upstream images users provide, and GitLab Runner's, which the testbed builds.
+        refs = ", ".join(images.COMPONENT_IMAGES[component])
+        return (f"{component} ran on a simulated node (nothing executed): its image is not on the testbed's "
+                f"real node ({refs}; docs/testbed-images.md)")
