@@ -33,6 +33,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.common.validation im
     check_str_map,
     plain,
     problem,
+    problems_of,
     type_name,
 )
 
@@ -57,12 +58,16 @@ def monitor_mode(settings, variable):
     return value
 
 
+def check_mode(settings, variable):
+    """Raise ValidationError when ``variable`` sets a mode that is not one of MODES."""
+    value = monitor_mode(settings, variable)
+    if not (isinstance(value, str) and value in MODES):
+        raise ValidationError(variable, "must be one of %s" % ", ".join(MODES), value)
+
+
 def mode_problems(settings, variable):
     """``[]``, or the problem of a mode variable that is not one of MODES."""
-    value = monitor_mode(settings, variable)
-    if isinstance(value, str) and value in MODES:
-        return []
-    return [problem(variable, "must be one of %s" % ", ".join(MODES), value)]
+    return problems_of(check_mode, settings, variable)
 
 
 def labels_problems(settings, variable):
@@ -115,13 +120,20 @@ def monitors_wanted(spec, found):
     ``auto`` makes the monitor only where the CRD exists; ``on`` without the
     CRD is refused, naming the variable: the monitor could not be applied.
     """
+    refusal = missing_crd(spec, found)
+    if refusal:
+        return False, str(refusal)
+    return spec["mode"] == "on" or (spec["mode"] == "auto" and bool(found)), ""
+
+
+def missing_crd(spec, found):
+    """The ValidationError of a monitor forced ``on`` where the cluster lacks its CRD (``found`` empty), else None."""
     if not isinstance(spec, dict) or spec.get("mode") not in MODES:
         raise ValidationError("monitors_wanted", "expected a monitor_spec, got %s" % type_name(spec))
-    has_crd = bool(found)
-    if spec["mode"] == "on" and not has_crd:
-        return False, ("%s: is on, but the cluster has no CustomResourceDefinition %s (install the Prometheus "
-                       "Operator's CRDs, or set it to auto or off)" % (spec["variable"], spec["crd"]))
-    return spec["mode"] == "on" or (spec["mode"] == "auto" and has_crd), ""
+    if spec["mode"] == "on" and not found:
+        return ValidationError(spec["variable"], "is on, but the cluster has no CustomResourceDefinition %s (install "
+                               "the Prometheus Operator's CRDs, or set it to auto or off)" % spec["crd"])
+    return None
 
 
 def meta_pod_label(label):

@@ -18,7 +18,8 @@ from __future__ import annotations
 from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import ValidationError, show
 from ansible_collections.gpuci.runners.plugins.module_utils.monitoring.monitors import (
     PROMETHEUS_RULE_CRD,
-    mode_problems,
+    check_mode,
+    missing_crd,
     monitor_spec,
     monitors_wanted,
 )
@@ -34,9 +35,7 @@ def rule_placement(settings, crd_found, namespace_found):
     ``crd_found`` and ``namespace_found``: the resources the playbook's reads
     found (the CRD by name, the rule's namespace by name); empty when absent.
     """
-    problems = mode_problems(settings, MODE_VARIABLE)
-    if problems:
-        raise ValidationError(MODE_VARIABLE, problems[0].split(": ", 1)[-1])
+    check_mode(settings, MODE_VARIABLE)
     state = settings.get(STATE_VARIABLE, "present")
     if state not in STATES:
         raise ValidationError(STATE_VARIABLE, "must be present or absent, got %s" % show(state))
@@ -44,9 +43,10 @@ def rule_placement(settings, crd_found, namespace_found):
     if state == "absent":
         # Whatever the mode: a rule placed earlier is taken out wherever it can exist.
         return {"apply": False, "remove": bool(crd_found), "why": "state absent"}
-    wanted, refusal = monitors_wanted(spec, crd_found)
+    refusal = missing_crd(spec, crd_found)
     if refusal:
-        raise ValidationError(MODE_VARIABLE, refusal.split(": ", 1)[1])
+        raise refusal
+    wanted, _refusal = monitors_wanted(spec, crd_found)
     if not wanted:
         return {"apply": False, "remove": False, "why": "%s is %s and the cluster %s the CRD %s" % (
             MODE_VARIABLE, spec["mode"], "has" if crd_found else "lacks", PROMETHEUS_RULE_CRD)}
