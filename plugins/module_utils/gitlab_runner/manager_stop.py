@@ -33,6 +33,10 @@ CHART_GRACE_PERIOD_S = 3600
 # After the grace period: the kubelet's kill, the pod's removal from the API, and the garbage
 # collector's deletion of the ReplicaSet and then the Deployment, each a few seconds on a busy node.
 STOP_SLACK_S = 60
+# How often the role asks whether the removed pools' managers are gone.
+POLL_S = 2
+# The chart labels its Deployment and the manager pods with their release's name.
+RELEASE_LABEL = "release"
 
 
 def manager_grace_period(extra_values) -> int:
@@ -49,12 +53,6 @@ def removal_timeout(wait_timeout, extra_values) -> int:
     """Seconds an uninstall that waits for the manager pods may take: the longer of the role's wait
     timeout and the managers' grace period plus the time to remove what is left after it."""
     return max(int(wait_timeout), manager_grace_period(extra_values) + STOP_SLACK_S)
-
-
-# How often the role asks whether the removed pools' managers are gone.
-POLL_S = 2
-# The chart labels its Deployment and the manager pods with their release's name.
-RELEASE_LABEL = "release"
 
 
 def manager_wait(releases, timeout) -> dict:
