@@ -288,8 +288,7 @@ def monitor_changes(plan, found):
     and the PodMonitor CRD decide (monitoring/monitors.py); ``on`` without
     the CRD is refused.
     """
-    spec = plan["pod_monitors"]
-    wanted, refusal = monitors_wanted(spec, found("pod_monitor_crd") if spec["mode"] != "off" else [])
+    wanted, refusal = monitors_wanted(plan["pod_monitors"], found("pod_monitor_crd"))
     if refusal:
         return [], [], refusal
     monitors = copy.deepcopy(plan["monitors"]) if wanted else []

@@ -78,8 +78,7 @@ class _Answers:
 def gpu_operator_decision(plan, found, check_mode):
     """The GPU Operator's ``{pending, node_patches, remove_time_slicing}`` and its refusal ('' for none)."""
     # The DCGM exporter's ServiceMonitor, as the CRD and gpu_operator_dcgm_service_monitor decide.
-    monitor = plan["dcgm_service_monitor"]
-    release, refusal = service_monitor_release(plan, found("service_monitor_crd") if monitor["mode"] != "off" else [])
+    release, refusal = service_monitor_release(plan, found("service_monitor_crd"))
     if refusal:
         return {"pending": {}, "node_patches": [], "remove_time_slicing": False}, refusal
     slicing = plan["time_slicing"]
@@ -124,8 +123,7 @@ def gitlab_runner_decision(plan, found, pools, check_mode):
     if settings["state"] != "present":
         return decision, ""
     # The chart's PodMonitor, as the CRD's presence and gitlab_runner_pod_monitors decide.
-    monitors = plan["pod_monitors"]
-    releases, refusal = pod_monitor_releases(plan, found("pod_monitor_crd") if monitors["mode"] != "off" else [])
+    releases, refusal = pod_monitor_releases(plan, found("pod_monitor_crd"))
     if refusal:
         return decision, refusal
     created = decision["created_pools"] = list(plan["created_pools"])

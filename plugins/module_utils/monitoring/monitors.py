@@ -123,7 +123,12 @@ def monitors_wanted(spec, found):
     refusal = missing_crd(spec, found)
     if refusal:
         return False, str(refusal)
-    return spec["mode"] == "on" or (spec["mode"] == "auto" and bool(found)), ""
+    return monitor_made(spec, found), ""
+
+
+def monitor_made(spec, found):
+    """Whether the monitor is made: ``on``, or ``auto`` where the CRD was found; never ``off``."""
+    return spec["mode"] == "on" or (spec["mode"] == "auto" and bool(found))
 
 
 def missing_crd(spec, found):

@@ -20,8 +20,8 @@ from ansible_collections.gpuci.runners.plugins.module_utils.monitoring.monitors 
     PROMETHEUS_RULE_CRD,
     check_mode,
     missing_crd,
+    monitor_made,
     monitor_spec,
-    monitors_wanted,
 )
 
 MODE_VARIABLE = "gpuci_alert_rules_in_cluster"
@@ -46,8 +46,7 @@ def rule_placement(settings, crd_found, namespace_found):
     refusal = missing_crd(spec, crd_found)
     if refusal:
         raise refusal
-    wanted, _refusal = monitors_wanted(spec, crd_found)
-    if not wanted:
+    if not monitor_made(spec, crd_found):
         return {"apply": False, "remove": False, "why": "%s is %s and the cluster %s the CRD %s" % (
             MODE_VARIABLE, spec["mode"], "has" if crd_found else "lacks", PROMETHEUS_RULE_CRD)}
     namespace = settings.get("gpuci_alert_rule_namespace", "monitoring")
