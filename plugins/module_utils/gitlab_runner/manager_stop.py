@@ -25,6 +25,8 @@ the timeout. docs/reliability.md tells the story.
 
 from __future__ import annotations
 
+import math
+
 from ansible_collections.gpuci.runners.plugins.module_utils.common.ownership_labels import set_selector
 
 # The gitlab-runner chart's default terminationGracePeriodSeconds (values.yaml of 0.86.0, as of every
@@ -66,4 +68,4 @@ def manager_wait(releases, timeout) -> dict:
               "hidden_fields": ["spec", "status"]}
              for namespace, names in sorted(names_by_namespace.items())
              for api_version, kind in (("apps/v1", "Deployment"), ("v1", "Pod"))]
-    return {"reads": reads, "delay": POLL_S, "retries": -(-int(timeout) // POLL_S), "timeout": int(timeout)}
+    return {"reads": reads, "delay": POLL_S, "retries": math.ceil(int(timeout) / POLL_S), "timeout": int(timeout)}

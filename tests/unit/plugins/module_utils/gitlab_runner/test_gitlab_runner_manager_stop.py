@@ -68,6 +68,7 @@ def test_the_removed_pools_uninstall_waits_the_grace_period_not_the_wait_timeout
                                          "prune": True, "namespace": "gitlab-runner",
                                          "timeout": removal["timeout"]})["releases"]
     assert release["cascade"] == "foreground" and not release["wait"]
+    assert release["timeout"] == CHART_GRACE_PERIOD_S + STOP_SLACK_S
     assert plan(20, {"terminationGracePeriodSeconds": 120})["removal"]["timeout"] == 120 + STOP_SLACK_S
 
 
