@@ -13,11 +13,15 @@ reads in this process instead.
 
 The test of "the controller is the target" and the flow are
 plugin_utils/target_is_controller.py's, shared with canary_gitlab_pipeline.
+
+Wherever the reads were answered, a result that answers a read of Secrets is
+marked no_log here (module_utils/k8s/reads.shown): no task that reads
+Secrets shows them, at any verbosity, while a failure is shown whole.
 """
 
 from __future__ import annotations
 
-from ansible_collections.gpuci.runners.plugins.module_utils.k8s.reads import ARGUMENT_SPEC as MODULE_SPEC
+from ansible_collections.gpuci.runners.plugins.module_utils.k8s.reads import ARGUMENT_SPEC as MODULE_SPEC, shown
 from ansible_collections.gpuci.runners.plugins.plugin_utils.target_is_controller import TargetIsControllerAction
 
 
@@ -29,6 +33,10 @@ class ActionModule(TargetIsControllerAction):
 
     def code_here(self):
         return _client_here()
+
+    def run(self, tmp=None, task_vars=None):
+        reads = self._task.args.get("reads")
+        return shown(super().run(tmp, task_vars), reads if isinstance(reads, list) else [])
 
 
 def _client_here():

@@ -43,10 +43,53 @@ ARGUMENT_SPEC = dict(kubeconfig=dict(type="path"), context=dict(type="str"),
 # of what a read returns, which no caller uses and every task that names the
 # answer would carry.
 ALWAYS_HIDDEN = ["metadata.managedFields"]
+# Left out of every answer too: the annotation `kubectl apply` writes, which
+# copies the whole manifest as it was applied. For a Secret made that way (a
+# user's ARC credentials Secret, for instance) it holds the token in plain
+# text, so hiding data and stringData alone would hide nothing. No caller
+# uses it. Removed here, not through find's hidden_fields: kubernetes.core
+# reads a key holding dots (metadata.annotations[...]) only from 5.2.0 on, and
+# the collection supports 5.0.
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 # Reads in flight at once. A read is a GET, or a wait that polls one: they
 # spend their time on the API server, not here, so a run of 21 reads takes
 # about as long as its slowest few, and its waits run side by side.
 CONCURRENT_READS = 8
+
+
+def reads_secrets(reads):
+    """True when a read is of Secrets (Helm's storage Secrets included): then nothing of the answer is shown.
+
+    The action plugin (plugins/action/k8s_reads.py) marks such a result no_log
+    itself, so a task that reads Secrets shows none of them at any verbosity,
+    whether or not its YAML says no_log, while its failure, which holds no
+    Secret, is still shown whole (a task's no_log would hide that too).
+    """
+    return any(str((read or {}).get("kind", "")) == "Secret" for read in reads or [])
+
+
+def shown(result, reads):
+    """The module's ``result`` as Ansible may show it: marked no_log when it answers a read of Secrets.
+
+    A failure is left as it is: its message names the read, never an answer.
+    """
+    if result.get("failed") or not reads_secrets(reads):
+        return result
+    return dict(result, _ansible_no_log=True)
+
+
+def without_last_applied(resource):
+    """``resource`` without the ``kubectl apply`` annotation (LAST_APPLIED), and its annotations if that was all."""
+    annotations = ((resource or {}).get("metadata") or {}).get("annotations")
+    if not isinstance(annotations, dict) or LAST_APPLIED not in annotations:
+        return resource
+    kept = dict((key, value) for key, value in annotations.items() if key != LAST_APPLIED)
+    metadata = dict(resource["metadata"])
+    if kept:
+        metadata["annotations"] = kept
+    else:
+        del metadata["annotations"]
+    return dict(resource, metadata=metadata)
 
 
 def read(group, key, kind, api_version="v1", **options):
@@ -114,6 +157,8 @@ def _answer(find, read):
         label_selectors=read["label_selectors"], field_selectors=read["field_selectors"],
         wait=read["wait"], wait_sleep=read["wait_sleep"], wait_timeout=read["wait_timeout"],
         condition=read["wait_condition"], hidden_fields=ALWAYS_HIDDEN + list(read["hidden_fields"] or []))
+    if answer.get("resources"):
+        answer = dict(answer, resources=[without_last_applied(resource) for resource in answer["resources"]])
     if read.get("helm_releases"):
         answer = dict(answer, resources=[
             release for release in map(stored_release, answer.get("resources") or []) if release])

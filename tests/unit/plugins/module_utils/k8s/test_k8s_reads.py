@@ -3,6 +3,7 @@
 """k8s_reads answers each read through kubernetes.core's K8sService.find, keyed, in order."""
 
 import inspect
+import json
 import threading
 import time
 
@@ -12,10 +13,14 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s.reads import (
     ALWAYS_HIDDEN,
     CONCURRENT_READS,
+    LAST_APPLIED,
     READ_OPTIONS,
     duplicate_keys,
     read_all,
+    reads_secrets,
+    shown,
     unreachable_message,
+    without_last_applied,
 )
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s.reads_client import LookupsInTurn, answer_reads
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import K8sService
@@ -223,3 +228,47 @@ def test_the_overlap_detector_catches_lookups_that_do_not_take_turns():
     with pytest.raises(KeyError, match="resources"):
         _lookups_at_once(K8sService(client, module=None))
     assert client.most_inside > 1
+
+
+def _applied_secret(token, **annotations):
+    """A Secret as `kubectl apply` leaves it: its manifest, token included, copied into an annotation."""
+    manifest = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "github-config", "namespace": "arc"},
+                "stringData": {"github_token": token}}
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": {
+        "name": "github-config", "namespace": "arc",
+        "annotations": dict({LAST_APPLIED: json.dumps(manifest)}, **annotations)}}
+
+
+def test_the_last_applied_annotation_is_left_out_of_every_answer_and_other_annotations_stay():
+    token = "ghp_LAST-APPLIED-" + "x" * 12
+    find = RecordedFind({"Secret": {"api_found": True, "resources": [
+        _applied_secret(token, **{"team": "ci"}), _applied_secret(token)]}})
+    answers = read_all(find, filled([{"key": "named", "kind": "Secret", "hidden_fields": ["data", "stringData"]}]))
+    first, second = answers["reads"]["named"]["resources"]
+    assert first["metadata"]["annotations"] == {"team": "ci"}
+    assert "annotations" not in second["metadata"] and second["metadata"]["name"] == "github-config"
+    assert token not in json.dumps(answers)
+
+
+def test_an_answer_left_as_it_was_when_it_has_no_last_applied_annotation():
+    plain = {"kind": "Secret", "metadata": {"name": "a", "annotations": {"team": "ci"}}}
+    assert without_last_applied(plain) is plain
+    assert without_last_applied({"kind": "Node"}) == {"kind": "Node"}
+    assert without_last_applied({"metadata": {"annotations": None}}) == {"metadata": {"annotations": None}}
+    # The answer read is not changed in place: kubernetes.core may hand the same object to others.
+    applied = _applied_secret("t")
+    without_last_applied(applied)
+    assert LAST_APPLIED in applied["metadata"]["annotations"]
+
+
+def test_a_result_answering_a_read_of_secrets_is_marked_no_log_and_a_failure_is_not():
+    secrets = [{"key": "nodes", "kind": "Node"}, {"key": "secrets", "kind": "Secret"}]
+    answered = {"changed": False, "reads": {"secrets": {"resources": []}}, "groups": {}}
+    assert reads_secrets(secrets) and reads_secrets([{"key": "records", "kind": "Secret", "helm_releases": True}])
+    assert shown(answered, secrets) == dict(answered, _ansible_no_log=True)
+    assert "_ansible_no_log" not in answered
+    failed = {"failed": True, "msg": "Failed to find exact match for v1.Secret"}
+    assert shown(failed, secrets) == failed
+    nodes = [{"key": "nodes", "kind": "Node"}, {"key": "maps", "kind": "ConfigMap"}]
+    assert not reads_secrets(nodes) and shown(answered, nodes) == answered
+    assert not reads_secrets(None) and not reads_secrets([])
