@@ -4,7 +4,8 @@
 
 The testbed runs no kube-proxy, so ClusterIP Services do not work. Pods still
 find the API server the in-cluster way, at the `kubernetes` Service's address
-(KUBERNETES_SERVICE_HOST=10.96.0.1, port 443): the testbed puts that address on
+(KUBERNETES_SERVICE_HOST, port 443; 10.96.0.1 on the default testbed, 10.<96+N>.0.1
+on instance N): the testbed puts that address on
 the node's bridge and this forwards its TCP connections, TLS untouched, to the
 API server on 127.0.0.1. No other Service is reachable.
 

@@ -72,8 +72,10 @@ def start_real_node(layout: Layout, started: float) -> None:
     bins = node.prepare(layout)
     runtime = "runc behind the CAP_SYS_RESOURCE wrapper (test harness)" \
         if node.bounding_set_lacks_sys_resource() else "runc"
-    print(f"testbed: real node {node.REAL_NODE}: cgroup v{node.cgroup_version()}, {runtime}", flush=True)
+    print(f"testbed: real node {node.REAL_NODE} on {layout.node_bridge} ({layout.real_node_ip}): "
+          f"cgroup v{node.cgroup_version()}, {runtime}", flush=True)
     driver = gpu.choose(layout)
+    node.refuse_gpu_mode_beside_others(layout, gpu_mode=driver is not None)
     device_plugin = start_gpu_mode(layout, driver, bins) if driver else None
     for name, argv, env in node.commands(layout, bins, device_plugin):
         processes.start(layout, name, argv, env)

@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import NameOID
 
-from .layout import REAL_NODE, REAL_NODE_IP, Layout
+from .layout import REAL_NODE, Layout
 
 # Users of the static token file: component name -> (user, groups).
 USERS = {
@@ -61,7 +61,7 @@ def write_all(layout: Layout) -> None:
     ca_cert = _certificate("gpuci-testbed-ca", ca_key.public_key(), ca_key, None, ca=True)
     server_key = ec.generate_private_key(ec.SECP256R1())
     sans = [x509.DNSName(n) for n in ("localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc")]
-    sans += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in ("127.0.0.1", "10.96.0.1")]
+    sans += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in ("127.0.0.1", layout.service_host)]
     server_cert = _certificate("kube-apiserver", server_key.public_key(), ca_key, ca_cert.subject, ca=False, sans=sans)
 
     _write_key(pki / "ca.key", ca_key)
@@ -73,7 +73,7 @@ def write_all(layout: Layout) -> None:
     # when it calls the kubelet for logs and exec) and the API server's client
     # certificate for those calls (the kubelet checks it against the CA).
     kubelet_key = ec.generate_private_key(ec.SECP256R1())
-    kubelet_sans = [x509.DNSName(REAL_NODE), x509.IPAddress(ipaddress.ip_address(REAL_NODE_IP))]
+    kubelet_sans = [x509.DNSName(REAL_NODE), x509.IPAddress(ipaddress.ip_address(layout.real_node_ip))]
     _write_pair(pki, "kubelet", kubelet_key, _certificate(
         REAL_NODE, kubelet_key.public_key(), ca_key, ca_cert.subject, ca=False, sans=kubelet_sans))
     client_key = ec.generate_private_key(ec.SECP256R1())

@@ -14,7 +14,6 @@ from .api import ApiClient
 from .layout import TOOLS_DIR, Layout
 
 NODES_FILE = TOOLS_DIR / "nodes.yaml"
-SERVICE_CIDR = "10.96.0.0/16"
 # kwok manages only the nodes carrying this annotation (never a real node).
 KWOK_ANNOTATION = "kwok.x-k8s.io/node"
 SIMULATED_LABEL = "gpuci.runners/simulated"
@@ -56,7 +55,7 @@ def server_commands(layout: Layout, bins: dict[str, Path]) -> list[tuple[str, li
             f"--client-ca-file={pki / 'ca.crt'}", f"--token-auth-file={pki / 'tokens.csv'}",
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
             f"--service-account-key-file={pki / 'sa.pub'}", f"--service-account-signing-key-file={pki / 'sa.key'}",
-            f"--service-cluster-ip-range={SERVICE_CIDR}", "--authorization-mode=Node,RBAC",
+            f"--service-cluster-ip-range={layout.service_cidr}", "--authorization-mode=Node,RBAC",
             "--allow-privileged=true", "--enable-admission-plugins=NodeRestriction,RuntimeClass,PodSecurity",
             # Logs and exec reach the real node's kubelet at its InternalIP, with a
             # client certificate the kubelet checks and a serving certificate we check.
@@ -73,7 +72,7 @@ def server_commands(layout: Layout, bins: dict[str, Path]) -> list[tuple[str, li
             "--bind-address=127.0.0.1", "--secure-port=0", "--leader-elect=false",
             "--use-service-account-credentials=true", f"--service-account-private-key-file={pki / 'sa.key'}",
             f"--root-ca-file={pki / 'ca.crt'}", f"--cluster-signing-cert-file={pki / 'ca.crt'}",
-            f"--cluster-signing-key-file={pki / 'ca.key'}", f"--service-cluster-ip-range={SERVICE_CIDR}",
+            f"--cluster-signing-key-file={pki / 'ca.key'}", f"--service-cluster-ip-range={layout.service_cidr}",
             # No cloud, no real kubelets: these controllers have nothing to do here.
             "--controllers=*,-nodeipam,-service-lb-controller,-cloud-node-lifecycle,-persistentvolume-expander",
             # A simulated node has no kubelet: once the node controller marks its

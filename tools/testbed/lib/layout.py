@@ -16,12 +16,17 @@ BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler
 NODE_BINARIES = ("kubelet", "containerd", "containerd-shim-runc-v2", "ctr", "runc", "bridge", "host-local", "loopback")
 # GPU mode's (lib/gpu.py): the toolkit from its Go module and our device plugin stand-in.
 GPU_BINARIES = ("nvidia-ctk", "nvidia-container-runtime", "nvidia-cdi-hook", "gpuci-device-plugin")
-# The real node: its name, and the address of its bridge (the node IP: kubelet
-# refuses loopback). Pods get addresses from POD_SUBNET on that bridge.
+# The real node's name; every testbed instance has one, in its own cluster.
 REAL_NODE = "real-0"
-REAL_NODE_IP = "10.89.0.1"
-POD_SUBNET = "10.89.0.0/24"
-NODE_BRIDGE = "gpuci0"
+# Testbeds side by side (the integration tier's workers): instance N takes the
+# ports below plus N * PORT_STRIDE, its own state folder and its own network
+# (Layout.node_bridge and the addresses after it). Instance 0 is the default
+# testbed of `make testbed-up` and `make demo`.
+PORT_STRIDE = 10
+DEFAULT_PORTS = {"apiserver": 16443, "etcd": 12379, "chart_repo": 18879, "prometheus": 19090}
+# The GitLab stand-in (gitlab_standin.py) listens on the node bridge's address,
+# where the real node's pods reach it: inventories/local points its pools there.
+GITLAB_STANDIN_PORT = 18880
 
 
 # What every tool, test and the bench find the same way, each from its
@@ -64,6 +69,11 @@ class ProcessFolders:
         return self.state / "pids"
 
 
+def instance_from_environment() -> int:
+    """GPUCI_TESTBED_INSTANCE, else 0 (the default testbed)."""
+    return int(os.environ.get("GPUCI_TESTBED_INSTANCE") or 0)
+
+
 @dataclass(frozen=True)
 class Layout(ProcessFolders):
     state: Path
@@ -71,24 +81,82 @@ class Layout(ProcessFolders):
     apiserver_port: int
     etcd_port: int
     chart_repo_port: int
-    # One real node per machine (it owns a bridge, an address and a port 443):
-    # private instances on other ports (benchmarks) run with simulated nodes only.
+    # Private instances on other ports (benchmarks) may run with simulated nodes only.
     real_node: bool = True
     # The testbed's Prometheus (lib/prometheus.py), started only when asked.
-    prometheus_port: int = 19090
+    prometheus_port: int = DEFAULT_PORTS["prometheus"]
+    # Which of the testbeds side by side this is: it picks the real node's
+    # bridge, addresses and cgroup root, so two real nodes never share one.
+    instance: int = 0
 
     @classmethod
     def from_environment(cls) -> "Layout":
+        """Instance N (GPUCI_TESTBED_INSTANCE) by default; each variable below still overrides its part."""
         env = os.environ.get
+        instance = instance_from_environment()
+
+        def port(variable: str, name: str) -> int:
+            return int(env(variable) or DEFAULT_PORTS[name] + PORT_STRIDE * instance)
+
+        default_state = REPO_ROOT / (".testbed" if instance == 0 else f".testbed-{instance}")
         return cls(
-            state=Path(env("GPUCI_TESTBED_STATE", str(REPO_ROOT / ".testbed"))).resolve(),
+            state=Path(env("GPUCI_TESTBED_STATE") or default_state).resolve(),
             charts_dir=charts_dir(),
-            apiserver_port=int(env("GPUCI_TESTBED_APISERVER_PORT", "16443")),
-            etcd_port=int(env("GPUCI_TESTBED_ETCD_PORT", "12379")),
-            chart_repo_port=int(env("GPUCI_CHART_REPO_PORT", "18879")),
+            apiserver_port=port("GPUCI_TESTBED_APISERVER_PORT", "apiserver"),
+            etcd_port=port("GPUCI_TESTBED_ETCD_PORT", "etcd"),
+            chart_repo_port=port("GPUCI_CHART_REPO_PORT", "chart_repo"),
             real_node=env("GPUCI_TESTBED_REAL_NODE", "1") != "0",
-            prometheus_port=int(env("GPUCI_PROMETHEUS_PORT", "19090")),
+            prometheus_port=port("GPUCI_PROMETHEUS_PORT", "prometheus"),
+            instance=instance,
         )
+
+    def client_environment(self) -> dict[str, str]:
+        """What playbooks and tools run against this instance need: the variables
+        inventories/local and the tests read (its kubeconfig, chart repository,
+        GitLab stand-in and state folder)."""
+        return {
+            "GPUCI_TESTBED_INSTANCE": str(self.instance),
+            "GPUCI_TESTBED_STATE": str(self.state),
+            "GPUCI_KUBECONFIG": str(self.kubeconfig),
+            "GPUCI_CHART_REPO_URL": self.chart_repo_url,
+            "GPUCI_GITLAB_STANDIN_URL": self.gitlab_standin_url,
+            "GPUCI_PROMETHEUS_PORT": str(self.prometheus_port),
+        }
+
+    # The real node's network, one per instance: its bridge, the node IP on it
+    # (kubelet refuses loopback), the pods' subnet there, and the Service range
+    # whose first address (the `kubernetes` Service) the bridge also carries
+    # for the service proxy (service_proxy.py).
+    @property
+    def node_bridge(self) -> str:
+        return f"gpuci{self.instance}"
+
+    @property
+    def real_node_ip(self) -> str:
+        return f"10.89.{self.instance}.1"
+
+    @property
+    def pod_subnet(self) -> str:
+        return f"10.89.{self.instance}.0/24"
+
+    @property
+    def service_cidr(self) -> str:
+        return f"10.{96 + self.instance}.0.0/16"
+
+    @property
+    def service_host(self) -> str:
+        """The `kubernetes` Service's ClusterIP: the first address of service_cidr."""
+        return f"10.{96 + self.instance}.0.1"
+
+    @property
+    def gitlab_standin_url(self) -> str:
+        return f"http://{self.real_node_ip}:{GITLAB_STANDIN_PORT}"
+
+    @property
+    def cgroup_root(self) -> str:
+        """The real node's kubelet cgroup root: its pods' cgroups under <root>/kubepods. A kubelet removes pod
+        cgroups it does not know under its own root, so two real nodes must not share one."""
+        return "/" if self.instance == 0 else f"/gpuci-testbed-{self.instance}"
 
     # Files and folders under the state directory.
     @property

@@ -9,8 +9,12 @@ the scheduling tests on simulated nodes keep their meaning.
 
 Everything it needs lives under the testbed's state folder: containerd's root,
 state and socket, kubelet's root, CNI configuration and IP leases, network
-namespaces. The one thing outside is the node's bridge (gpuci0, 10.89.0.1/24),
-which also carries 10.96.0.1 for the service proxy (see service_proxy.py).
+namespaces. Outside it: the node's bridge (gpuci<N>, 10.89.<N>.1/24 for
+testbed instance N), which also carries the `kubernetes` Service's address
+for the service proxy (see service_proxy.py), and the kubelet's cgroup root
+(instance 0: /kubepods; instance N: /gpuci-testbed-<N>/kubepods). So testbeds
+side by side each have a real node of their own; only GPU mode's device-plugin
+folder (below) is one per machine.
 """
 from __future__ import annotations
 
@@ -26,7 +30,7 @@ import yaml
 
 from .api import ApiClient
 from .layout import (
-    NODE_BINARIES, NODE_BRIDGE, POD_SUBNET, REAL_NODE, REAL_NODE_IP, TOOLS_DIR, Layout,
+    GITLAB_STANDIN_PORT, NODE_BINARIES, REAL_NODE, TOOLS_DIR, Layout,
 )
 
 REAL_NODE_TAINT = {"key": "gpuci.runners/real-node", "value": "true", "effect": "NoSchedule"}
@@ -34,10 +38,6 @@ REAL_NODE_LABEL = "gpuci.runners/real-node"
 # What a pod spec needs to land on the real node (test probes, the proof's negative control).
 REAL_NODE_TOLERATION = {**REAL_NODE_TAINT, "operator": "Equal"}
 REAL_NODE_PLACEMENT = {"nodeSelector": {REAL_NODE_LABEL: "true"}, "tolerations": [REAL_NODE_TOLERATION]}
-SERVICE_HOST = "10.96.0.1"  # the `kubernetes` Service's ClusterIP (first address of SERVICE_CIDR)
-# The GitLab stand-in (gitlab_standin.py) listens on the node bridge, where the
-# real node's pods reach it: inventories/local points its pools there.
-GITLAB_STANDIN_PORT = 18880
 # Its projects' bare repositories, and the runners it starts with (lib/gitlab_seed.py), under the node folder.
 GITLAB_STANDIN_REPOS = "gitlab-repos"
 GITLAB_STANDIN_RUNNERS = "gitlab-runners.json"
@@ -108,12 +108,12 @@ def containerd_config(layout: Layout, bins: dict[str, Path], runc_binary: Path, 
     return tomli_w.dumps(config)
 
 
-def cni_config() -> dict:
+def cni_config(layout: Layout) -> dict:
     return {
         "cniVersion": "1.0.0", "name": "gpuci-testbed",
         "plugins": [{
-            "type": "bridge", "bridge": NODE_BRIDGE, "isGateway": True, "ipMasq": False, "hairpinMode": True,
-            "ipam": {"type": "host-local", "ranges": [[{"subnet": POD_SUBNET, "gateway": REAL_NODE_IP}]],
+            "type": "bridge", "bridge": layout.node_bridge, "isGateway": True, "ipMasq": False, "hairpinMode": True,
+            "ipam": {"type": "host-local", "ranges": [[{"subnet": layout.pod_subnet, "gateway": layout.real_node_ip}]],
                      "routes": [{"dst": "0.0.0.0/0"}]},
         }],
     }
@@ -123,10 +123,10 @@ def kubelet_config(layout: Layout) -> dict:
     pki = layout.pki
     return {
         "apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration",
-        "address": REAL_NODE_IP, "port": layout.kubelet_port, "readOnlyPort": 0,
+        "address": layout.real_node_ip, "port": layout.kubelet_port, "readOnlyPort": 0,
         "healthzBindAddress": "127.0.0.1", "healthzPort": layout.kubelet_port + 1,
         "containerRuntimeEndpoint": f"unix://{layout.containerd_socket}",
-        "cgroupDriver": "cgroupfs", "failCgroupV1": False, "failSwapOn": False,
+        "cgroupDriver": "cgroupfs", "cgroupRoot": layout.cgroup_root, "failCgroupV1": False, "failSwapOn": False,
         "tlsCertFile": str(pki / "kubelet.crt"), "tlsPrivateKeyFile": str(pki / "kubelet.key"),
         "authentication": {"anonymous": {"enabled": False}, "webhook": {"enabled": True},
                            "x509": {"clientCAFile": str(pki / "ca.crt")}},
@@ -170,23 +170,24 @@ def _netsetup(layout: Layout, *args: str) -> None:
 def create_bridge(layout: Layout) -> None:
     """The node's bridge with the node IP, and the Service address for the proxy."""
     remove_bridge(layout)
-    addresses = (f"{REAL_NODE_IP}/{POD_SUBNET.split('/')[1]}", f"{SERVICE_HOST}/32")
+    bridge = layout.node_bridge
+    addresses = (f"{layout.real_node_ip}/{layout.pod_subnet.split('/')[1]}", f"{layout.service_host}/32")
     if not shutil.which("ip"):
-        _netsetup(layout, "add-bridge", NODE_BRIDGE, *addresses)
+        _netsetup(layout, "add-bridge", bridge, *addresses)
         return
-    _ip("link", "add", NODE_BRIDGE, "type", "bridge")
+    _ip("link", "add", bridge, "type", "bridge")
     for address in addresses:
-        _ip("addr", "add", address, "dev", NODE_BRIDGE)
-    _ip("link", "set", NODE_BRIDGE, "up")
+        _ip("addr", "add", address, "dev", bridge)
+    _ip("link", "set", bridge, "up")
 
 
 def remove_bridge(layout: Layout) -> None:
-    if not Path(f"/sys/class/net/{NODE_BRIDGE}").exists():
+    if not Path(f"/sys/class/net/{layout.node_bridge}").exists():
         return
     if shutil.which("ip"):
-        _ip("link", "del", NODE_BRIDGE)
+        _ip("link", "del", layout.node_bridge)
     else:
-        _netsetup(layout, "del-link", NODE_BRIDGE)
+        _netsetup(layout, "del-link", layout.node_bridge)
 
 
 def prepare(layout: Layout) -> dict[str, Path]:
@@ -200,7 +201,7 @@ def prepare(layout: Layout) -> dict[str, Path]:
     from . import images  # the image archives the real node imports
     (layout.node_dir / "containerd" / "config.toml").write_text(
         containerd_config(layout, bins, container_runc(layout, bins["runc"]), images.PAUSE_IMAGE))
-    (layout.node_dir / "cni" / "net.d" / "10-gpuci-testbed.conflist").write_text(json.dumps(cni_config(), indent=2))
+    (layout.node_dir / "cni" / "net.d" / "10-gpuci-testbed.conflist").write_text(json.dumps(cni_config(layout), indent=2))
     (layout.node_dir / "kubelet" / "config.yaml").write_text(yaml.safe_dump(kubelet_config(layout)))
     (layout.node_dir / "kubelet" / "resolv.conf").write_text("# gpuci testbed: no DNS server is reachable from pods\n")
     kubeconfig = layout.node_dir / "kubelet" / "kubeconfig"
@@ -214,9 +215,63 @@ def prepare(layout: Layout) -> dict[str, Path]:
     # folder. One left by an earlier real node (GPU mode's device plugin)
     # makes this kubelet refuse every pod requesting nvidia.com/gpu
     # ("cannot allocate unregistered device"), even one advertised by hand.
-    DEVICE_CHECKPOINT.unlink(missing_ok=True)
+    if not other_real_nodes(layout):
+        DEVICE_CHECKPOINT.unlink(missing_ok=True)
+    make_cgroup_root(layout)
     create_bridge(layout)
     return bins
+
+
+def other_real_nodes(layout: Layout) -> list[Path]:
+    """The state folders of the other testbeds whose real node's kubelet runs on this machine."""
+    ours = str(layout.node_dir / "kubelet" / "root")
+    states = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            argv = (proc / "cmdline").read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if f"--hostname-override={REAL_NODE}" not in argv:
+            continue
+        for arg in argv:
+            if arg.startswith("--root-dir=") and arg[len("--root-dir="):] != ours:
+                states.append(Path(arg[len("--root-dir="):]).parents[2])  # <state>/node/kubelet/root
+    return states
+
+
+def refuse_gpu_mode_beside_others(layout: Layout, gpu_mode: bool) -> None:
+    """The kubelet's device-plugin folder is one per machine (DEVICE_PLUGIN_DIR) and every kubelet empties it
+    when it starts: a GPU-mode real node must be the machine's only one, before and after it starts."""
+    others = other_real_nodes(layout)
+    in_gpu_mode = [state for state in others if (state / "pids" / "device-plugin.pid").exists()]
+    if in_gpu_mode or (gpu_mode and others):
+        raise SystemExit("testbed: GPU mode needs the machine's only real node (the kubelet's device-plugin "
+                         f"folder {DEVICE_PLUGIN_DIR} is one per machine); real nodes running: "
+                         + ", ".join(str(state) for state in others))
+
+
+def cgroup_root_folders(layout: Layout) -> list[Path]:
+    """The kubelet's cgroup root in every hierarchy, for instances that do not use the machine's root."""
+    name = layout.cgroup_root.strip("/")
+    if not name:
+        return []
+    base = Path("/sys/fs/cgroup")
+    if cgroup_version() == 2:
+        return [base / name]
+    return [hierarchy / name for hierarchy in base.iterdir()
+            if hierarchy.is_dir() and not hierarchy.is_symlink() and (hierarchy / "cgroup.procs").exists()]
+
+
+def make_cgroup_root(layout: Layout) -> None:
+    """The kubelet refuses a cgroup root that does not exist in each hierarchy; cgroup v1's cpuset needs its
+    CPUs and memory nodes before a child can hold tasks, so they are copied from the parent."""
+    for folder in cgroup_root_folders(layout):
+        folder.mkdir(exist_ok=True)
+        for name in ("cpuset.cpus", "cpuset.mems"):
+            if (folder / name).exists() and not (folder / name).read_text().strip():
+                (folder / name).write_text((folder.parent / name).read_text())
 
 
 def _path_env(bins: dict[str, Path]) -> dict[str, str]:
@@ -234,16 +289,16 @@ def commands(layout: Layout, bins: dict[str, Path],
     return [
         ("containerd", [str(bins["containerd"]), "--config", str(layout.node_dir / "containerd" / "config.toml"),
                         "--log-level", "warn"], env),
-        ("service-proxy", [sys.executable, str(TOOLS_DIR / "service_proxy.py"), "--listen", f"{SERVICE_HOST}:443",
+        ("service-proxy", [sys.executable, str(TOOLS_DIR / "service_proxy.py"), "--listen", f"{layout.service_host}:443",
                            "--to", f"127.0.0.1:{layout.apiserver_port}"], env),
         ("gitlab-standin", [sys.executable, str(TOOLS_DIR / "gitlab_standin.py"),
-                            "--listen", f"{REAL_NODE_IP}:{GITLAB_STANDIN_PORT}",
+                            "--listen", f"{layout.real_node_ip}:{GITLAB_STANDIN_PORT}",
                             "--record", str(layout.node_dir / "gitlab-standin.jsonl"),
                             "--repos", str(layout.node_dir / GITLAB_STANDIN_REPOS),
                             "--runners", str(layout.node_dir / GITLAB_STANDIN_RUNNERS)], env),
         ("kubelet", [str(bins["kubelet"]), f"--config={kubelet_dir / 'config.yaml'}",
                      f"--kubeconfig={kubelet_dir / 'kubeconfig'}", f"--root-dir={kubelet_dir / 'root'}",
-                     f"--hostname-override={REAL_NODE}", f"--node-ip={REAL_NODE_IP}",
+                     f"--hostname-override={REAL_NODE}", f"--node-ip={layout.real_node_ip}",
                      f"--node-labels={REAL_NODE_LABEL}=true", "--v=1"], env),
         *plugin,
     ]
@@ -348,10 +403,12 @@ def unmount_under(folder: Path) -> list[str]:
     return points
 
 
-def remove_cgroups() -> None:
-    """kubelet's pod cgroups (cgroupfs driver) are left behind when it stops."""
-    roots = [Path("/sys/fs/cgroup/kubepods")] if cgroup_version() == 2 else \
-        [p / "kubepods" for p in Path("/sys/fs/cgroup").iterdir() if (p / "kubepods").is_dir()]
+def remove_cgroups(layout: Layout) -> None:
+    """kubelet's pod cgroups (cgroupfs driver) are left behind when it stops; so is our cgroup root."""
+    name = layout.cgroup_root.strip("/")
+    base = Path("/sys/fs/cgroup")
+    roots = [base / name / "kubepods"] if cgroup_version() == 2 else \
+        [p / name / "kubepods" for p in base.iterdir() if (p / name / "kubepods").is_dir()]
     for root in roots:
         if not root.is_dir():
             continue
@@ -362,6 +419,11 @@ def remove_cgroups() -> None:
                 pass
         try:
             root.rmdir()
+        except OSError:
+            pass
+    for folder in cgroup_root_folders(layout):
+        try:
+            folder.rmdir()
         except OSError:
             pass
 
@@ -375,8 +437,9 @@ def clean_up(layout: Layout) -> None:
             pass
     unmount_under(layout.state)
     remove_bridge(layout)
-    remove_cgroups()
-    if (layout.node_dir / "made-var-lib-kubelet").exists():
-        shutil.rmtree(DEVICE_PLUGIN_DIR.parent, ignore_errors=True)
-    DEVICE_CHECKPOINT.unlink(missing_ok=True)  # this node's allocations end with it
+    remove_cgroups(layout)
+    if not other_real_nodes(layout):  # the machine's one device-plugin folder, while no other kubelet uses it
+        if (layout.node_dir / "made-var-lib-kubelet").exists():
+            shutil.rmtree(DEVICE_PLUGIN_DIR.parent, ignore_errors=True)
+        DEVICE_CHECKPOINT.unlink(missing_ok=True)  # this node's allocations end with it
     shutil.rmtree(layout.node_dir, ignore_errors=True)
