@@ -29,8 +29,8 @@ from kubernetes.client.rest import ApiException
 from helpers import REPO_ROOT
 from gitlab_standin import token_fingerprint  # tools/testbed, put on sys.path by conftest.py
 from lib.images import BASE_IMAGE, GITLAB_RUNNER_HELPER_IMAGE
-from lib.layout import REAL_NODE, REAL_NODE_IP, Layout
-from lib.node import GITLAB_STANDIN_PORT, REAL_NODE_LABEL, REAL_NODE_TAINT
+from lib.layout import REAL_NODE, Layout
+from lib.node import REAL_NODE_LABEL, REAL_NODE_TAINT
 
 from gitlab_runner_support import (
     ADVANCED_POD_SPEC_FLAG,
@@ -156,13 +156,21 @@ def test_check_mode_changes_nothing(fleet, playbooks):
     assert not fleet_objects(fleet, "Namespace")
 
 
-def test_converge_at_vvv_never_shows_a_token(fleet, playbooks):
-    run = playbooks.run(PLAYBOOK, extra_vars=fleet_vars(pools()), verbosity=3).assert_ok()
+@pytest.fixture(scope="module")
+def converged(fleet, playbooks):
+    """The fleet of pools() converged (at -vvv, for the token test): what every later test starts from, so each
+    of them also passes alone on a new testbed."""
+    return playbooks.run(PLAYBOOK, extra_vars=fleet_vars(pools()), verbosity=3).assert_ok()
+
+
+def test_converge_at_vvv_never_shows_a_token(converged):
+    run = converged
     assert run.changed > 0
     leaked = [pool for pool, token in TOKENS.items() if token in run.output]
     assert not leaked, f"tokens of {leaked} appear in the ansible output"
 
 
+@pytest.mark.usefixtures("converged")
 def test_rerun_changes_nothing(fleet, playbooks):
     run = playbooks.run(PLAYBOOK, extra_vars=fleet_vars(pools())).assert_ok()
     assert run.changed == 0, run.output[-4000:]
@@ -170,6 +178,7 @@ def test_rerun_changes_nothing(fleet, playbooks):
 
 # --- what the chart stored ---------------------------------------------------------------------
 
+@pytest.mark.usefixtures("converged")
 def test_configmaps_hold_our_config_toml(fleet):
     for pool in TOKENS:
         runner = stored_runner(fleet, pool)
@@ -192,6 +201,7 @@ def test_configmaps_hold_our_config_toml(fleet):
     assert "node_selector" not in stored_runner(fleet, "cpu")["kubernetes"]
 
 
+@pytest.mark.usefixtures("converged")
 def test_each_pool_has_its_own_least_privilege_objects(fleet):
     for pool in TOKENS:
         name = release(pool)
@@ -224,6 +234,7 @@ def _run_job_pod(cluster, pod: dict) -> dict:
                                                                    or p["status"].get("phase") == "Running"))
 
 
+@pytest.mark.usefixtures("converged")
 @pytest.mark.helm_agnostic
 def test_l40s_job_pod_runs_on_the_l40s_node(fleet, nvidia_runtime_class):
     pod = job_pod(stored_runner(fleet, "l40s"), GPU_JOBS_NS)
@@ -235,6 +246,7 @@ def test_l40s_job_pod_runs_on_the_l40s_node(fleet, nvidia_runtime_class):
     assert placed["status"]["phase"] == "Running"
 
 
+@pytest.mark.usefixtures("converged")
 @pytest.mark.helm_agnostic
 def test_a100_mig_job_pod_runs_on_the_a100_node(fleet, nvidia_runtime_class):
     pod = job_pod(stored_runner(fleet, "a100-mig"), GPU_JOBS_NS)
@@ -244,6 +256,7 @@ def test_a100_mig_job_pod_runs_on_the_a100_node(fleet, nvidia_runtime_class):
     assert placed["status"]["phase"] == "Running"
 
 
+@pytest.mark.usefixtures("converged")
 @pytest.mark.helm_agnostic
 def test_cpu_job_pods_never_land_on_gpu_or_dri_nodes(fleet):
     # Tolerate every taint, so only the pool's own affinity can keep the pods
@@ -258,6 +271,7 @@ def test_cpu_job_pods_never_land_on_gpu_or_dri_nodes(fleet):
     assert not set(nodes) & (GPU_NODES | DRI_NODES), nodes
 
 
+@pytest.mark.usefixtures("converged")
 @pytest.mark.helm_agnostic
 def test_cpu_job_pod_without_the_affinity_would_reach_gpu_nodes(fleet):
     """Control for the test above: the same tolerant pods without the pool's patch do spread to GPU nodes."""
@@ -270,6 +284,7 @@ def test_cpu_job_pod_without_the_affinity_would_reach_gpu_nodes(fleet):
     assert nodes & (GPU_NODES | DRI_NODES), f"control pods stayed on {nodes}; the CPU test proves nothing"
 
 
+@pytest.mark.usefixtures("converged")
 @pytest.mark.helm_agnostic
 def test_job_asking_more_gpus_than_any_node_stays_pending(fleet, nvidia_runtime_class):
     # Rendered by the same filter, without a release of its own (no node has 8 GPUs).
@@ -286,6 +301,7 @@ def test_job_asking_more_gpus_than_any_node_stays_pending(fleet, nvidia_runtime_
 
 # --- token hygiene ------------------------------------------------------------------------------
 
+@pytest.mark.usefixtures("converged")
 def test_tokens_live_only_in_our_secrets(fleet):
     secrets = secret_texts(fleet)
     for pool, token in TOKENS.items():
@@ -315,6 +331,7 @@ def manager_pods(cluster, pool: str) -> list[dict]:
             if not p["metadata"].get("deletionTimestamp")]
 
 
+@pytest.mark.usefixtures("converged")
 def test_runner_managers_run_for_real_and_register_with_the_standin(fleet, real_components):
     real_components.require("gitlab-runner")
     for pool, token in TOKENS.items():
@@ -343,11 +360,11 @@ CAP_SYS_ADMIN_BIT = 21
 
 
 @pytest.fixture(scope="module")
-def real_jobs(fleet, real_components):
+def real_jobs(fleet, converged, real_components):
     """Two jobs the real runner of the cpu-real pool takes from the stand-in and runs:
     {"ok"|"failing": (the job as the stand-in saw it, the job pod as the runner created it)}."""
     real_components.require("gitlab-runner")
-    standin = StandInJobs(f"http://{REAL_NODE_IP}:{GITLAB_STANDIN_PORT}")
+    standin = StandInJobs(Layout.from_environment().gitlab_standin_url)
     # As a GitLab admin made them: the runners of our pools' tokens, with the pools' tags.
     standin.register_runners(pools())
     tags = next(p["tags"] for p in pools() if p["name"] == E2E_POOL)
@@ -428,6 +445,7 @@ def test_no_runner_token_reaches_the_job(real_jobs):
     assert token not in STANDIN_RECORD.read_text()
 
 
+@pytest.mark.usefixtures("converged")
 def test_rotating_a_token_updates_the_secret_and_restarts_the_manager(fleet, playbooks, real_components):
     before = fleet.apps.read_namespaced_deployment(release("l40s"), MANAGER_NS).spec.template.metadata.annotations or {}
     tokens = dict(TOKENS, l40s=ROTATED_L40S_TOKEN)
@@ -474,7 +492,7 @@ def converge_during_a_long_job(fleet, playbooks, changed_pools: list[dict]) -> t
     """Start a long job on the e2e pool, converge `changed_pools` while it runs, queue a job after.
 
     (the long job as it ended, the next job as it ended, the manager pod that ran the long job)."""
-    standin = StandInJobs(f"http://{REAL_NODE_IP}:{GITLAB_STANDIN_PORT}")
+    standin = StandInJobs(Layout.from_environment().gitlab_standin_url)
     standin.register_runners(changed_pools)
     tags = next(p["tags"] for p in changed_pools if p["name"] == E2E_POOL)
     long_job = standin.queue(tags, [f"echo long-job-starts-{RUN_ID}", f"sleep {LONG_JOB_S}",
@@ -502,6 +520,7 @@ def assert_the_job_survived(ended: dict, after: dict, manager: str, fleet) -> No
         "the old manager should be gone once its job ended"
 
 
+@pytest.mark.usefixtures("converged")
 @pytest.mark.real_runner
 def test_a_converge_during_a_job_lets_the_job_finish(fleet, playbooks, real_components):
     """A new concurrency rolls the manager: the old one stops gracefully (SIGQUIT), its job ends with success."""
@@ -512,6 +531,7 @@ def test_a_converge_during_a_job_lets_the_job_finish(fleet, playbooks, real_comp
     assert 'concurrent = 3' in fleet.core.read_namespaced_config_map(release(E2E_POOL), MANAGER_NS).data["config.toml"]
 
 
+@pytest.mark.usefixtures("converged")
 @pytest.mark.real_runner
 def test_a_token_rotation_during_a_job_lets_the_job_finish(fleet, playbooks, real_components):
     """A new token restarts the manager (it reads its token at start): the running job still ends with success."""
@@ -524,6 +544,7 @@ def test_a_token_rotation_during_a_job_lets_the_job_finish(fleet, playbooks, rea
 
 # --- pruning and teardown -------------------------------------------------------------------
 
+@pytest.mark.usefixtures("converged")
 def test_absent_and_undeclared_pools_are_removed(fleet, playbooks):
     tokens = dict(TOKENS, l40s=ROTATED_L40S_TOKEN)
     declared = [p for p in pools(tokens) if p["name"] in ("l40s", "a100-mig")]

@@ -19,8 +19,7 @@ import urllib.request
 import pytest
 
 from gitlab_standin import token_fingerprint  # tools/testbed, put on sys.path by conftest.py
-from lib.layout import REAL_NODE_IP
-from lib.node import GITLAB_STANDIN_PORT
+from lib.layout import Layout
 
 PLAYBOOK = "gitlab_runner.yml"
 FLEET = "gitlab-runner-created"
@@ -29,7 +28,7 @@ POOL = "made-by-role"
 SECRET = f"gitlab-runner-{POOL}-token"
 ACCESS_TOKEN = "glpat-gpuci-test-access-token"
 # GPUCI_GITLAB_STANDIN_URL points the tests at a stand-in started by hand (a private testbed has none).
-STANDIN = os.environ.get("GPUCI_GITLAB_STANDIN_URL", f"http://{REAL_NODE_IP}:{GITLAB_STANDIN_PORT}/")
+STANDIN = os.environ.get("GPUCI_GITLAB_STANDIN_URL", Layout.from_environment().gitlab_standin_url).rstrip("/") + "/"
 
 
 def fleet_vars(**extra) -> dict:

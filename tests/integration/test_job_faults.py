@@ -32,8 +32,8 @@ import pytest
 
 from helpers import REPO_ROOT
 from lib.images import BASE_IMAGE, GITLAB_RUNNER_HELPER_IMAGE
-from lib.layout import REAL_NODE_IP
-from lib.node import GITLAB_STANDIN_PORT, REAL_NODE_LABEL, REAL_NODE_TAINT
+from lib.layout import Layout
+from lib.node import REAL_NODE_LABEL, REAL_NODE_TAINT
 from gitlab_runner_support import StandInJobs, trace_text
 from reliability_support import control_component, wait_for_controllers_to_resume
 
@@ -117,7 +117,7 @@ def manager_of(trace: str) -> str:
 
 @pytest.fixture(scope="module")
 def standin() -> StandInJobs:
-    return StandInJobs(f"http://{REAL_NODE_IP}:{GITLAB_STANDIN_PORT}")
+    return StandInJobs(Layout.from_environment().gitlab_standin_url)
 
 
 @pytest.fixture(scope="module")

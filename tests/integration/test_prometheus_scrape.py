@@ -27,8 +27,8 @@ import yaml
 from helpers import REPO_ROOT
 from lib import crds, processes, prometheus
 from lib.images import BASE_IMAGE, GITLAB_RUNNER_HELPER_IMAGE
-from lib.layout import REAL_NODE_IP, Layout
-from lib.node import GITLAB_STANDIN_PORT, REAL_NODE_LABEL, REAL_NODE_TAINT
+from lib.layout import Layout
+from lib.node import REAL_NODE_LABEL, REAL_NODE_TAINT
 
 from gitlab_runner_support import StandInJobs, trace_text
 
@@ -127,7 +127,7 @@ def scrape_interval_s(layout: Layout) -> float:
 def test_prometheus_saw_the_pools_job_running(prom, layout):
     # Longer than two scrapes, so at least one scrape happens while the job runs.
     seconds = max(20, int(2 * scrape_interval_s(layout)) + 5)
-    standin = StandInJobs(f"http://{REAL_NODE_IP}:{GITLAB_STANDIN_PORT}")
+    standin = StandInJobs(Layout.from_environment().gitlab_standin_url)
     standin.register_runners(pools())
     queued_at = time.time()
     job_id = standin.queue(TAGS, [f"echo prom-job-{RUN_ID}", f"sleep {seconds}"], BASE_IMAGE, "prometheus-scrape")

@@ -19,7 +19,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "testbed"))
 
 from lib.images import BASE_IMAGE  # noqa: E402
-from lib.layout import POD_SUBNET, REAL_NODE  # noqa: E402
+from lib.layout import REAL_NODE, Layout  # noqa: E402
 from lib.node import REAL_NODE_LABEL, REAL_NODE_PLACEMENT, REAL_NODE_TAINT  # noqa: E402
 
 NAMESPACE = "testbed-real-node"
@@ -71,7 +71,7 @@ def test_a_container_runs_and_its_log_reaches_the_api_server(testbed, namespace)
     pod, log = _run(testbed, namespace, ["sh", "-c", "echo hello from $(hostname); cat /etc/debian_version"])
     assert pod["status"]["phase"] == "Succeeded", pod["status"]
     assert pod["spec"]["nodeName"] == REAL_NODE
-    assert ipaddress.ip_address(pod["status"]["podIP"]) in ipaddress.ip_network(POD_SUBNET)
+    assert ipaddress.ip_address(pod["status"]["podIP"]) in ipaddress.ip_network(Layout.from_environment().pod_subnet)
     assert "hello from probe-" in log
     assert log.splitlines()[1].startswith("12.")
 
@@ -105,7 +105,7 @@ def test_privileged_only_where_asked(testbed, namespace):
 def test_host_network_pods_see_the_node_bridge(testbed, namespace):
     pod, log = _run(testbed, namespace, ["sh", "-c", "cat /proc/net/dev"], hostNetwork=True)
     assert pod["status"]["phase"] == "Succeeded"
-    assert "gpuci0" in log
+    assert Layout.from_environment().node_bridge in log
 
 
 def test_pods_without_the_toleration_never_land_on_the_real_node(testbed, namespace):
