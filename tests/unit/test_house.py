@@ -8,6 +8,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tools" / "house"))
 import jinja_budget  # noqa: E402
+import secret_tasks  # noqa: E402
 
 # A path as docs/architecture.md writes it: from the repository's root.
 ROOTED_PATH = re.compile(r"`((?:roles|playbooks|plugins|tests|tools|docs|inventories|molecule|meta|awx)/[^`*<>{} ]+)`")
@@ -52,3 +53,53 @@ def test_every_path_docs_architecture_names_exists():
     assert len(named) > 20, "the walk through the layout names its files from the repository root"
     missing = [path for path in named if not (REPO / path.rstrip("/")).exists()]
     assert not missing, "docs/architecture.md names files that do not exist: %s" % missing
+
+
+def test_every_task_that_handles_a_secret_is_no_log():
+    found = secret_tasks.unguarded()
+    assert not found, "tasks that handle a secret need no_log: true (tools/house/secret_tasks.py):\n%s" % "\n".join(
+        "%s: %s (%s)" % line for line in found)
+    # The rule sees the tasks it exists for: a rule that found none would pass anything.
+    handled = {(path, task.get("name")) for path, task, _why in secret_tasks.handling()}
+    assert ("roles/gitlab_runner/tasks/remove.yml",
+            "Delete the removed pools' RoleBindings, Roles, ServiceAccounts and Secrets") in handled
+    assert ("roles/arc_runners/tasks/scale_sets_absent.yml", "Remove our credentials Secrets of these scale sets") in handled
+    assert len(handled) >= 8, sorted(handled)
+
+
+def test_the_secret_rule_finds_each_way_a_task_handles_a_secret_and_spares_tests_and_guards(tmp_path):
+    tasks = tmp_path / "roles" / "r" / "tasks"
+    tasks.mkdir(parents=True)
+    (tasks / "main.yml").write_text(
+        "- name: by kind\n"
+        "  kubernetes.core.k8s: {state: absent, kind: Secret, name: x}\n"
+        "- name: Delete the pools' Secrets\n"
+        "  kubernetes.core.k8s: {state: absent, definition: '{{ objects }}'}\n"
+        "- name: by variable\n"
+        "  community.general.gitlab_runner: {api_token: '{{ gitlab_runner_access_token }}'}\n"
+        "- name: by loop\n"
+        "  ansible.builtin.debug: {msg: '{{ item.name }}'}\n"
+        "  loop: '{{ pools | map(attribute=\"github_private_key\") }}'\n"
+        "- name: in a block\n"
+        "  block:\n"
+        "    - name: nested\n"
+        "      ansible.builtin.uri: {url: x, url_password: '{{ repo_password }}'}\n"
+        "- name: hidden\n"
+        "  kubernetes.core.k8s: {state: absent, kind: Secret, name: x}\n"
+        "  no_log: true\n"
+        "- name: only tested\n"
+        "  ansible.builtin.assert:\n"
+        "    that: [x_token | length > 0]\n"
+        "    fail_msg: \"{{ 'given' if x_token | default('') | length > 0 else 'none' }} {{ y_token is defined }}\"\n"
+        "- name: guarded, Secrets read\n"
+        "  gpuci.runners.k8s_reads: {reads: [{key: s, kind: Secret}]}\n"
+        "- name: Include the Secrets' tasks\n"
+        "  ansible.builtin.include_tasks: secrets.yml\n")
+    found = {name: why for _path, name, why in secret_tasks.unguarded(tmp_path)}
+    assert found == {
+        "by kind": "its arguments name kind Secret",
+        "Delete the pools' Secrets": "its name says it touches Secrets",
+        "by variable": "it passes gitlab_runner_access_token",
+        "by loop": "it passes github_private_key",
+        "nested": "it passes repo_password",
+    }
