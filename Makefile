@@ -46,7 +46,9 @@ testbed-up: venv build-testbed
 testbed-down: venv
 	$(TESTBED) down
 
+# Some unit tests run the testbed's helm and nvidia-ctk: built first (cached after), so none skips.
 units: venv
+	bash tools/testbed/build.sh helm nvidia-ctk
 	$(BIN)/pytest -q tests/unit tests/roles tests/awx
 
 lint: venv
@@ -64,8 +66,11 @@ rules-tests: venv
 	bash tools/testbed/build.sh prometheus
 	$(BIN)/pytest -q tests/rules
 
+# Testbeds side by side: each of INTEGRATION_WORKERS pytest-xdist workers has a testbed of its own
+# and runs whole modules on it, longest first (tests/integration/conftest.py).
+INTEGRATION_WORKERS ?= $(or $(GPUCI_INTEGRATION_WORKERS),2)
 integration: venv build-testbed
-	$(BIN)/pytest -q --durations=25 tests/integration
+	$(BIN)/pytest -q --durations=25 -n $(INTEGRATION_WORKERS) --dist loadfile --no-loadscope-reorder tests/integration
 
 # The tests that drive helm, again with helm 4 (HELM4_VERSION in tools/testbed/versions.env):
 # its flags and the way it sends objects differ from helm 3's. Jobs through the
@@ -80,7 +85,9 @@ helm4-tests: venv build-testbed
 	GPUCI_HELM=4 PATH="$$(GPUCI_HELM=4 bash tools/testbed/build.sh --print-paths):$$PATH" \
 		$(BIN)/pytest -q --durations=10 -m "not real_runner and not helm_agnostic" $(HELM4_TESTS)
 
-test: units lint sanity rules-tests integration helm4-tests host-tests docker-tests gpu-mode-tests
+# Every tier below, the waiting ones beside the computing ones, ending with one table (tools/test_suite.py).
+test: venv
+	$(BIN)/python tools/test_suite.py
 
 demo: venv build-testbed
 	bash tools/demo.sh

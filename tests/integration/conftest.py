@@ -4,9 +4,20 @@
 
 The `testbed` fixture brings the real control plane up once per session (or
 reuses one started by `make testbed-up`) and stops what it started at the end.
+
+Testbeds side by side: under pytest-xdist (`make integration` runs `-n`
+workers, `--dist loadfile`), each worker brings up a testbed of its own,
+instance 1, 2, ... (tools/testbed/lib/layout.py: its own state, ports, real
+node, bridge, GitLab stand-in, chart repository and Prometheus), and runs
+whole modules on it, one after another. So a module is always alone on its
+cluster, as the outage, cluster-wide diff and teardown tests need. Modules
+are handed out longest first, by the times in durations.json (measured by
+tools/test_suite.py), so the workers finish together.
 """
 from __future__ import annotations
 
+import json
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -22,6 +33,41 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / ".collections"))
 from helpers import Playbooks, running_testbed  # noqa: E402
 from lib import images  # noqa: E402
 from lib.layout import Layout  # noqa: E402
+
+# Whole-testbed overrides would make the workers share one testbed.
+SHARED_TESTBED_VARIABLES = ("GPUCI_TESTBED_STATE", "GPUCI_TESTBED_APISERVER_PORT", "GPUCI_TESTBED_ETCD_PORT",
+                            "GPUCI_CHART_REPO_PORT", "GPUCI_PROMETHEUS_PORT", "GPUCI_CHART_REPO_URL",
+                            "GPUCI_GITLAB_STANDIN_URL", "GPUCI_KUBECONFIG")
+DURATIONS = Path(__file__).with_name("durations.json")
+# A module not yet measured goes first: it may be long.
+UNMEASURED_S = 600.0
+
+
+def choose_testbed_instance(environ=os.environ) -> None:
+    """xdist worker gwK runs on testbed instance GPUCI_TESTBED_FIRST_INSTANCE + K (default 1 + K); outside
+    xdist, GPUCI_TESTBED_INSTANCE or 0. Then every process the tests start (ansible-playbook, testbed.py)
+    finds that instance's kubeconfig, chart repository, GitLab stand-in and state in the environment."""
+    worker = environ.get("PYTEST_XDIST_WORKER")
+    if worker:
+        for name in SHARED_TESTBED_VARIABLES:
+            environ.pop(name, None)
+        environ["GPUCI_TESTBED_INSTANCE"] = str(int(environ.get("GPUCI_TESTBED_FIRST_INSTANCE", "1")) +
+                                                int(worker.removeprefix("gw")))
+    environ.update(Layout.from_environment().client_environment())
+
+
+# Before any test module is imported: some read the layout at import.
+choose_testbed_instance()
+
+
+def pytest_collection_modifyitems(items):
+    """Longest module first (durations.json), each module's tests in their own order."""
+    measured = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
+    position = {}
+    for index, item in enumerate(items):
+        position.setdefault(item.module.__name__, index)
+    items.sort(key=lambda item: (-measured.get(Path(item.fspath).name, UNMEASURED_S),
+                                 position[item.module.__name__]))
 
 
 def pytest_configure(config):
