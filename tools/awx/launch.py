@@ -164,7 +164,8 @@ def _progress(started: float, template: str):
 
 
 def launch(key: str, image: str, inventory_source: str, credentials: dict[str, dict], work: Path,
-           answers: dict[str, str] | None = None) -> JobResult:
+           answers: dict[str, str] | None = None, verbosity: int = 0) -> JobResult:
+    """Run job template ``key`` as AWX would; ``verbosity`` as the template's (0 Normal, 1 Verbose, ...)."""
     template = job_template(key)
     private_data_dir = work / key
     shutil.rmtree(private_data_dir, ignore_errors=True)
@@ -181,7 +182,7 @@ def launch(key: str, image: str, inventory_source: str, credentials: dict[str, d
     runner = ansible_runner.run(
         # The inventory is private_data_dir/inventory (the script), as ansible-runner reads by default.
         private_data_dir=str(private_data_dir), playbook=template["playbook"],
-        envvars=envvars, extravars=extravars, quiet=True, event_handler=_progress(started, key),
+        envvars=envvars, extravars=extravars, quiet=True, event_handler=_progress(started, key), verbosity=verbosity,
         **container_options(image))
     result = JobResult(key, runner.status, runner.rc, private_data_dir, list(runner.events))
     print(f"launch: {key} {result.status} (rc {result.rc}) in {time.monotonic() - started:.0f}s; "
