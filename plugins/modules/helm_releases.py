@@ -60,7 +60,13 @@ options:
         description: Pinned chart version; required unless I(chart_path) is set.
         type: str
       chart_repo_url:
-        description: C(http(s)://) chart repository or C(oci://) registry path holding I(chart).
+        description:
+          - C(http(s)://) chart repository or C(oci://) registry path holding I(chart).
+          - A user and password in it (C(https://user:pass@charts.example.com/stable)) never reach helm's
+            command line, which C(ps) shows to every user of the host. helm reads them from a file only the
+            controller's user can read, in a folder removed when the task ends - a repositories file of its own
+            for an http(s) repository, a registry configuration for C(oci://). The password (or a lone user, a
+            token) is masked wherever the task's result shows it.
         type: str
       chart_path:
         description: A local chart directory or packaged chart; wins over I(chart_repo_url).
@@ -218,7 +224,7 @@ import os
 import subprocess
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpuci.runners.plugins.module_utils.k8s.helm_releases import Helm, apply_releases
+from ansible_collections.gpuci.runners.plugins.module_utils.k8s.helm_releases import Helm, apply_releases, url_secrets
 
 _RELEASE_OPTIONS = dict(
     name=dict(type="str", required=True),
@@ -263,6 +269,9 @@ def main():
         supports_check_mode=True,
     )
     releases = module.params["releases"]
+    # Masked in the result, the invocation's copy of the arguments included.
+    for release in releases:
+        module.no_log_values.update(url_secrets(release.get("chart_repo_url") or ""))
     problems = _source_problems(releases)
     if problems:
         module.fail_json(msg="; ".join(problems))

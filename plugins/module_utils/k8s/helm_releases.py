@@ -17,7 +17,11 @@ Here:
   changes is upgraded concurrently from that one file, each with `--wait` and
   its own rollback on failure (`--atomic`, helm 4: `--rollback-on-failure`);
 - in check mode, each release that would change is rendered by helm's own
-  `--dry-run=server` and nothing is installed.
+  `--dry-run=server` and nothing is installed;
+- a chart repository's user and password given in its URL
+  (`https://user:pass@charts.example.com/...`) never reach helm's command
+  line, where `ps` shows them to every user of the host: helm reads them
+  from a private configuration file (pull_steps).
 
 The helm process runner is passed in (`run(argv) -> (rc, stdout, stderr)`),
 so the decisions are unit tested over recorded helm answers.
@@ -25,6 +29,7 @@ so the decisions are unit tested over recorded helm answers.
 
 from __future__ import annotations
 
+import base64
 import functools
 import json
 import os
@@ -33,11 +38,16 @@ import tarfile
 import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 # Bytes of helm's stderr kept in an error: its last lines say what failed.
 _ERROR_TAIL = 1500
 # What the API server answers for a custom resource whose CRD is not installed.
 _MISSING_KIND = "no matches for kind"
+# The name a credentialed chart repository has in its pull's private helm configuration.
+PRIVATE_REPO = "gpuci-chart-repository"
+# Only their owner may read the files that hold a repository's credentials.
+PRIVATE_MODE = 0o600
 
 
 class HelmError(Exception):
@@ -48,14 +58,84 @@ class AlreadyReported(HelmError):
     """A release fails for a reason already in the errors (its namespace or chart); no second message."""
 
 
+def split_credentials(url: str) -> tuple[str, str | None, str | None]:
+    """``(url without its user and password, user, password)``; user and password None where the URL has none.
+
+    Both are percent-decoded, as a URL writes what they may hold (``p%40ss``:
+    ``p@ss``). A URL with only a user (``https://TOKEN@host``) gives password None.
+    """
+    parts = urlsplit(url or "")
+    if "@" not in parts.netloc:
+        return url, None, None
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user, has_password, password = userinfo.partition(":")
+    return urlunsplit(parts._replace(netloc=host)), unquote(user), unquote(password) if has_password else None
+
+
+def url_secrets(url: str) -> list[str]:
+    """What of a chart repository URL must be masked wherever it is shown: its password, or a lone user (a token)."""
+    _bare, user, password = split_credentials(url)
+    return [value for value in ([password] if password else [user]) if value]
+
+
 def chart_ref(release: dict) -> str:
-    """What helm gets as the chart: a local path, oci://registry/path/chart, or a name in chart_repo_url."""
+    """What helm gets as the chart: a local path, oci://registry/path/chart, or a name in chart_repo_url.
+
+    Never with the repository's credentials: the name is shown in messages and reaches helm's command line.
+    """
     if release.get("chart_path"):
         return release["chart_path"]
-    repo = release.get("chart_repo_url") or ""
+    repo = split_credentials(release.get("chart_repo_url") or "")[0]
     if repo.startswith("oci://"):
         return repo.rstrip("/") + "/" + release["chart"]
     return release["chart"]
+
+
+def pull_steps(release: dict, destination: str, private_dir: str) -> tuple[dict[str, str], list[list[str]]]:
+    """``(files, commands)``: the private files to write (path -> text) and the helm commands that pull the chart.
+
+    A repository without credentials: one ``helm pull`` (``--repo`` for an
+    http(s) repository). With a user or password in the URL, neither goes on
+    a command line (``ps`` shows every process's arguments to every user):
+    the files in ``private_dir`` hold them, written PRIVATE_MODE, and helm
+    is pointed at them:
+
+    - http(s): a repositories file of helm's (``--repository-config``, with a
+      private ``--repository-cache``) naming the repository PRIVATE_REPO
+      with its user and password; ``helm repo update`` fetches its index,
+      then ``helm pull PRIVATE_REPO/<chart>``;
+    - ``oci://``: a registry configuration (``--registry-config``, the
+      Docker config format helm reads its logins from) holding the
+      registry's login, then ``helm pull oci://...``.
+
+    Why files, not ``helm repo add --username U --password-stdin``: the user
+    would still be an argument, and a URL holding one value
+    (``https://TOKEN@host``) has its token there.
+    """
+    url = release.get("chart_repo_url") or ""
+    bare, user, password = split_credentials(url)
+    chart = ["--version", release["chart_version"], "--destination", destination]
+    if user is None and password is None:
+        return {}, [["pull", chart_ref(release), *chart] + (["--repo", url] if url and not url.startswith("oci://") else [])]
+    if bare.startswith("oci://"):
+        config = os.path.join(private_dir, "registry.json")
+        login = base64.b64encode(("%s:%s" % (user or "", password or "")).encode("utf-8")).decode("ascii")
+        files = {config: json.dumps({"auths": {urlsplit(bare).netloc: {"auth": login}}})}
+        return files, [["pull", chart_ref(release), *chart, "--registry-config", config]]
+    repositories = os.path.join(private_dir, "repositories.yaml")
+    private = ["--repository-config", repositories, "--repository-cache", os.path.join(private_dir, "cache")]
+    entry = {"name": PRIVATE_REPO, "url": bare, "username": user or "", "password": password or ""}
+    # Helm reads its repositories file as YAML, of which JSON is a part.
+    files = {repositories: json.dumps({"apiVersion": "v1", "repositories": [entry]})}
+    return files, [["repo", "update", PRIVATE_REPO, *private],
+                   ["pull", "%s/%s" % (PRIVATE_REPO, release["chart"]), *chart, *private]]
+
+
+def write_private(path: str, text: str) -> None:
+    """Write ``text`` to a new file only its owner can read (PRIVATE_MODE), from its first byte on."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_MODE)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(text)
 
 
 @functools.lru_cache(maxsize=None)
@@ -178,12 +258,19 @@ class Helm:
         return json.loads(out or "null") or {}
 
     def pull(self, release: dict, destination: str) -> str:
-        """Download the release's chart once into destination; return the packaged chart's path."""
-        args = ["pull", chart_ref(release), "--version", release["chart_version"], "--destination", destination]
-        if release.get("chart_repo_url") and not release["chart_repo_url"].startswith("oci://"):
-            args += ["--repo", release["chart_repo_url"]]
+        """Download the release's chart once into destination; return the packaged chart's path.
+
+        A repository's credentials go into a private folder beside destination
+        (pull_steps), removed with it when apply_releases ends.
+        """
+        credentials = split_credentials(release.get("chart_repo_url") or "")[1:] != (None, None)
+        private_dir = tempfile.mkdtemp(prefix="credentials-", dir=os.path.dirname(destination)) if credentials else ""
+        files, commands = pull_steps(release, destination, private_dir)
+        for path, text in files.items():
+            write_private(path, text)
         before = set(os.listdir(destination))
-        self.call(args, f"chart {chart_ref(release)} {release['chart_version']}")
+        for args in commands:
+            self.call(args, f"chart {chart_ref(release)} {release['chart_version']}")
         (added,) = set(os.listdir(destination)) - before
         return os.path.join(destination, added)
 
