@@ -19,6 +19,7 @@ writes out and brings back into the next run.
 
 from __future__ import annotations
 
+from ansible.errors import AnsibleError
 from ansible.utils.display import Display
 
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.plan import arc_runners_plan
@@ -29,6 +30,11 @@ from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator.plan im
 from ansible_collections.gpuci.runners.plugins.plugin_utils.controller_action import ControllerAction
 from ansible_collections.gpuci.runners.plugins.plugin_utils import converge_follows
 from ansible_collections.gpuci.runners.plugins.plugin_utils.filter_errors import build
+from ansible_collections.gpuci.runners.plugins.plugin_utils.unresolved_variables import (
+    first_unresolved,
+    referenced_names,
+    unresolved_message,
+)
 
 
 display = Display()
@@ -57,7 +63,8 @@ def role_plan(role, settings, gpu_classes=None, refuse=True, user_vars=None, def
     settings, gpu_classes, deprecations, old_problems = read_old_spellings(
         role, settings, user_vars or {}, defaults or {}, gpu_classes)
     plan = build(builder.__name__, builder, settings, gpu_classes)
-    problems = old_problems + (plan.get("problems") or [])
+    # Each problem once, however many checks met it (a role value several entries take).
+    problems = list(dict.fromkeys(old_problems + (plan.get("problems") or [])))
     if refuse and problems:
         # The run stops here: the message is the whole answer, without the plan.
         return {"changed": False, "failed": True, "msg": separator.join(problems)}
@@ -78,6 +85,21 @@ ARGUMENT_SPEC = {
 class ActionModule(ControllerAction):
     NAME = "role_plan"
     ARGUMENT_SPEC = ARGUMENT_SPEC
+
+    @classmethod
+    def finalize_task_arg(cls, name, value, templar, context):
+        """Template ``settings`` as Ansible does; when it fails, name the inventory value that did
+        (plugin_utils/unresolved_variables.py) instead of the argument (ansible-core 2.19's hook)."""
+        try:
+            return super().finalize_task_arg(name, value, templar, context)
+        except AnsibleError:
+            variables = templar.available_variables
+            found = first_unresolved(variables, referenced_names(value, variables), templar.is_template,
+                                     templar.template) if name == "settings" else None
+            if found is None:
+                raise
+            path, cause = found
+            raise AnsibleError(unresolved_message(path)) from cause
 
     def act(self, params):
         result = role_plan(params["role"], params["settings"], params["gpu_classes"], params["refuse"],

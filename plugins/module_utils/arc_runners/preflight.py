@@ -26,6 +26,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.common.validation im
     problem,
     problems_of,
     require_mapping,
+    seconds_problems,
 )
 
 SCALE_SETS = "arc_runners_scale_sets"
@@ -65,8 +66,12 @@ def scale_set_problems(settings, template_problems):
     """
     scale_sets = mapping_list(settings, SCALE_SETS)
     problems = _unique_names(scale_sets)
+    if "arc_runners_wait_timeout" in settings:
+        # Helm's timeout, removals' too.
+        problems += seconds_problems(settings, "arc_runners_wait_timeout")
     if settings.get("arc_runners_state", "present") != "present":
         return problems
+    problems += _role_namespace(scale_sets, settings)
     for index, scale_set in enumerate(scale_sets):
         path = named_item(SCALE_SETS, scale_set, index)
         problems += problems_of(optional_choice, scale_set, "state", path, ENTRY_STATES)
@@ -74,7 +79,7 @@ def scale_set_problems(settings, template_problems):
             continue
         problems += _config_url(scale_set, path)
         problems += _credentials(scale_set, path)
-        problems += _namespace(scale_set, path, settings)
+        problems += _namespace(scale_set["namespace"], child(path, "namespace")) if "namespace" in scale_set else []
         problems += _work_volume_claim(scale_set, path)
         problems += [template_problems[index]] if index in template_problems else []
     return problems
@@ -117,14 +122,17 @@ def _credentials(scale_set, path):
     return []
 
 
-def _namespace(scale_set, path, settings):
-    if scale_set.get("namespace") is not None:
-        namespace, namespace_path = scale_set["namespace"], child(path, "namespace")
-    else:
-        namespace, namespace_path = settings.get("arc_runners_scale_set_namespace"), "arc_runners_scale_set_namespace"
+def _namespace(namespace, path):
     if not is_dns_label(namespace):
-        return [problem(namespace_path, "must be a DNS label of at most %d characters (a-z, 0-9, -)" % DNS_LABEL_MAX,
-                        namespace)]
+        return [problem(path, "must be a DNS label of at most %d characters (a-z, 0-9, -)" % DNS_LABEL_MAX, namespace)]
+    return []
+
+
+def _role_namespace(scale_sets, settings):
+    """The role's namespace, once, when a present scale set takes it (a scale set's own is checked with it)."""
+    if any(scale_set.get("state") in (None, "present") and scale_set.get("namespace") is None
+           for scale_set in scale_sets):
+        return _namespace(settings.get("arc_runners_scale_set_namespace"), "arc_runners_scale_set_namespace")
     return []
 
 

@@ -37,6 +37,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.common.validation im
     optional_secret,
     optional_str,
     optional_str_list,
+    quantity_value,
     reject_unknown_keys,
     rendered_present_entries,
     require_mapping,
@@ -177,7 +178,11 @@ def _check_work_volume_claim(scale_set, path):
     require_mapping(claim, claim_path)
     reject_unknown_keys(claim, WORK_VOLUME_CLAIM_KEYS, claim_path)
     optional_str(claim, "storage_class", claim_path)
-    if check_quantity(claim, "size", claim_path) is None:
+    size = check_quantity(claim, "size", claim_path)
+    if size is None:
         raise ValidationError(child(claim_path, "size"), "is required: the size of each job pod's work volume")
+    if quantity_value(size) == 0:
+        # Kubernetes refuses a claim of no storage when the runner makes it, at each job.
+        raise ValidationError(child(claim_path, "size"), "must be more than 0", claim["size"])
     if claim.get("access_modes") is not None:
         check_str_list(claim["access_modes"], child(claim_path, "access_modes"))

@@ -12,7 +12,9 @@ writers do not know how to serialise, and copies keep the inputs untouched.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from fractions import Fraction
 
 _MISSING = object()
 
@@ -203,14 +205,113 @@ def optional_str_map(mapping, key, path):
     return check_str_map(value, child(path, key))
 
 
+# Kubernetes' quantity grammar (k8s.io/apimachinery pkg/api/resource/quantity.go):
+#   <quantity> ::= <signedNumber><suffix>;  <number> ::= <digits> | <digits>.<digits> | <digits>. | .<digits>
+#   <suffix>   ::= <binarySI> | <decimalExponent> | <decimalSI>
+#   <binarySI> ::= Ki | Mi | Gi | Ti | Pi | Ei;  <decimalSI> ::= n | u | m | "" | k | M | G | T | P | E
+#   <decimalExponent> ::= e<signed integer> | E<signed integer>  (the parser reads the exponent as an integer)
+# So 1k is 1000 and 1Ki 1024, while K, KB, GB and mi are no suffix at all: GitLab Runner and the API server
+# refuse them when they parse the job pod, long after the inventory was read. The parser itself takes a
+# bare sign or dot as zero; the grammar, and this check, do not.
+_QUANTITY = re.compile(
+    r"(?P<sign>[+-]?)(?P<number>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
+    r"(?:(?P<binary>[KMGTPE]i)|[eE](?P<exponent>[+-]?[0-9]+)|(?P<decimal>[numkMGTPE]?))\Z"
+)
+_DECIMAL_SI = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+_BINARY_SI = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
+QUANTITY_EXAMPLES = "e.g. 8Gi, 8G, 512Mi, 500m, 2"
+
+
+def quantity_value(text):
+    """The exact value of the Kubernetes quantity ``text`` (a ``Fraction``), or None when ``text`` is not one."""
+    match = _QUANTITY.match(text) if isinstance(text, str) else None
+    if match is None:
+        return None
+    value = Fraction(match.group("number"))
+    if match.group("binary"):
+        value *= 2 ** _BINARY_SI[match.group("binary")]
+    else:
+        exponent = int(match.group("exponent")) if match.group("exponent") is not None \
+            else _DECIMAL_SI[match.group("decimal") or ""]
+        value *= Fraction(10) ** exponent
+    return -value if match.group("sign") == "-" else value
+
+
 def check_quantity(mapping, key, path):
-    """A Kubernetes quantity such as ``2`` or ``"500m"``; returned as a string."""
+    """A non-negative Kubernetes quantity such as ``2``, ``0.5`` or ``"500m"``; returned as a string (None: unset).
+
+    YAML numbers are taken as the quantities they spell (``cpu_request: 0.5`` is ``"0.5"``); ``true``,
+    ``""``, ``8GB`` or ``-1`` is refused naming ``path.key``, with examples of what Kubernetes takes.
+    """
     value = mapping.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
-        raise ValidationError(child(path, key), "must be a Kubernetes quantity such as \"2\" or \"512Mi\"", value)
-    return str(value)
+    where = child(path, key)
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ValidationError(where, "must be a Kubernetes quantity (%s), not %s" % (QUANTITY_EXAMPLES, type_name(value)),
+                              value)
+    text = repr(float(value)) if isinstance(value, float) else str(value)
+    number = quantity_value(text)
+    if number is None:
+        raise ValidationError(where, "is not a Kubernetes quantity (%s)" % QUANTITY_EXAMPLES, value)
+    if number < 0:
+        raise ValidationError(where, "must not be negative", value)
+    return text
+
+
+def check_request_within_limit(request, request_path, limit, limit_path):
+    """Refuse a request above its limit (both checked quantities; None: unset): Kubernetes refuses such a pod."""
+    if request is not None and limit is not None and quantity_value(request) > quantity_value(limit):
+        raise ValidationError(request_path, "must not exceed %s (%s): Kubernetes refuses a container whose request "
+                              "is above its limit" % (limit_path, limit), request)
+
+
+def check_resources(value, path, keys=("requests", "limits")):
+    """Kubernetes ResourceRequirements (``requests``, ``limits``: resource name -> quantity), as a plain copy.
+
+    Each quantity is checked, and each request against the limit of the same resource; keys outside
+    ``keys`` are refused.
+    """
+    require_mapping(value, path)
+    reject_unknown_keys(value, keys, path)
+    result = {}
+    for key in ("requests", "limits"):
+        if value.get(key) is None:
+            continue
+        amounts = require_mapping(value[key], child(path, key))
+        result[key] = dict((str(name), check_quantity(amounts, name, child(path, key)))
+                           for name in sorted(amounts, key=str))
+    for name, request in sorted((result.get("requests") or {}).items()):
+        check_request_within_limit(request, child(child(path, "requests"), name),
+                                   (result.get("limits") or {}).get(name), child(child(path, "limits"), name))
+    return result
+
+
+# A Go duration (5m, 1h30m, 90s), which some users write where the collection wants seconds.
+_DURATION = re.compile(r"(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?\Z")
+
+
+def check_seconds(settings, name, minimum=1):
+    """The role variable ``name`` as a whole number of seconds >= ``minimum``; raises naming it otherwise.
+
+    Read as Ansible's ``int`` type takes it (``-e name=600`` gives the string ``"600"``). A Go duration
+    such as ``5m`` is answered with the seconds it means, so the user sees what to write.
+    """
+    value = settings.get(name)
+    number = setting_int(value)
+    if number is not None and number >= minimum:
+        return number
+    reason = "must be a whole number of seconds >= %d, such as 600" % minimum
+    duration = _DURATION.match(value.strip()) if isinstance(value, str) and value.strip() else None
+    if duration and any(duration.groups()):
+        hours, minutes, seconds = (int(part or 0) for part in duration.groups())
+        reason += "; for %s write %d" % (value.strip(), hours * 3600 + minutes * 60 + seconds)
+    raise ValidationError(name, reason, value)
+
+
+def seconds_problems(settings, name, minimum=1):
+    """``check_seconds``' problem as a list (``[]`` when ``name`` is a number of seconds)."""
+    return problems_of(check_seconds, settings, name, minimum)
 
 
 def named_item(path, entry, index):

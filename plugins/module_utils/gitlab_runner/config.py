@@ -26,6 +26,8 @@ helper and services), so it would make the whole job pod privileged.
 
 from __future__ import annotations
 
+import re
+
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.classes import merged_classes
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.request import cuda_runtime_class, resolve_gpu_request
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.pod_patch import container_patch, pod_volumes
@@ -40,6 +42,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.gpu.scheduling impor
 from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import (
     ValidationError,
     check_quantity,
+    check_request_within_limit,
     child,
     optional_bool,
     optional_choice,
@@ -84,6 +87,9 @@ JOB_POD_CLEANUP_GRACE_S = 5
 # Pool keys that map one to one onto [runners.kubernetes] keys.
 _NATIVE_STRINGS = ("helper_image", "service_account")
 _NATIVE_QUANTITIES = ("cpu_request", "cpu_limit", "memory_request", "memory_limit")
+# [runners.kubernetes] keys GitLab Runner reads as Kubernetes quantities (the build, helper and service containers').
+_QUANTITY_KEY = re.compile(r"(?:helper_|service_)?(?:cpu|memory|ephemeral_storage)_(?:request|limit)"
+                           r"(?:_overwrite_max_allowed)?\Z")
 
 
 def gitlab_runner_config(pool, gpu_classes=None, path="pool", runtime_class=None):
@@ -122,6 +128,7 @@ def gitlab_runner_document(pool, gpu_classes=None, path="pool", runtime_class=No
     }
     extra = optional_mapping(pool, "extra_config", path)
     _check_extra_config(extra, child(path, "extra_config"))
+    _check_requests_within_limits(pool, extra, path)
     return {"runners": [deep_merge(runner, extra)]}
 
 
@@ -246,7 +253,26 @@ def _check_extra_config(extra, path):
     for flag, reason in REQUIRED_FLAGS.items():
         if flags and flag in flags and flags[flag] is not True:
             raise ValidationError(child(child(path, "feature_flags"), flag), "must stay true: " + reason, flags[flag])
+    if isinstance(kubernetes, dict):
+        # GitLab Runner parses these when it makes each job pod: a bad one fails every job, not the converge.
+        for key in sorted(key for key in kubernetes if isinstance(key, str) and _QUANTITY_KEY.match(key)):
+            check_quantity(kubernetes, key, child(path, "kubernetes"))
     _check_toml_value(extra, path)
+
+
+def _check_requests_within_limits(pool, extra, path):
+    """Each job container's request within its limit, as written after extra_config's kubernetes keys win."""
+    kubernetes = extra.get("kubernetes") if isinstance(extra.get("kubernetes"), dict) else {}
+    extra_path = child(child(path, "extra_config"), "kubernetes")
+
+    def written(key):
+        source, where = (kubernetes, extra_path) if key in kubernetes else (pool, path)
+        return check_quantity(source, key, where), child(where, key)
+
+    for container in ("", "helper_", "service_"):
+        for resource in ("cpu", "memory", "ephemeral_storage"):
+            check_request_within_limit(*written(container + resource + "_request"),
+                                       *written(container + resource + "_limit"))
 
 
 def _check_toml_value(value, path):

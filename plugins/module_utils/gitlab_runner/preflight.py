@@ -33,16 +33,17 @@ from ansible_collections.gpuci.runners.plugins.module_utils.common.release_names
     is_label_value,
 )
 from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import (
+    check_resources,
     child,
     mapping_list,
     named_item,
     optional_choice,
     optional_int,
-    optional_mapping,
     problem,
     problems_of,
     reject_unknown_keys,
     require_mapping,
+    seconds_problems,
     setting_int,
 )
 
@@ -86,6 +87,7 @@ def pool_problems(settings, config_problems):
     problems = []
     problems += _role_settings(settings)
     problems += _role_concurrent(pools, settings)
+    problems += _role_inherited(pools, settings)
     problems += _names(pools)
     role_present = settings.get("gitlab_runner_state", "present") == "present"
     has_access_token = bool(settings.get("gitlab_runner_access_token"))
@@ -98,9 +100,11 @@ def pool_problems(settings, config_problems):
         if present and role_present:
             problems += _token(pool, path, has_access_token)
         if present:
-            problems += _gitlab_url(pool, path, settings)
+            problems += _gitlab_url(pool.get("gitlab_url"), child(path, "gitlab_url")) if "gitlab_url" in pool else []
             problems += _hpa(pool, path, settings)
-            problems += _resources(pool, path)
+            # A pool's resources that are no mapping are refused where its config.toml is rendered.
+            if isinstance(pool.get("resources"), Mapping):
+                problems += _resources(pool["resources"], child(path, "resources"))
             problems += [config_problems[index]] if index in config_problems else []
     return problems
 
@@ -179,19 +183,26 @@ def _token(pool, path, has_access_token):
                     "gitlab_runner_access_token to have the role create the runner in GitLab (token not shown)" % reason)]
 
 
-def _inherited(pool, key, path, settings):
-    """The pool's value of ``key`` and the path it was written at (the pool's or the role's variable)."""
-    if pool.get(key) is not None:
-        return pool[key], child(path, key)
-    variable = GITLAB_POOL_DEFAULTS[key]
-    return settings.get(variable), variable
-
-
-def _gitlab_url(pool, path, settings):
-    url, url_path = _inherited(pool, "gitlab_url", path, settings)
+def _gitlab_url(url, path):
     if not isinstance(url, str) or not _HTTP_URL.fullmatch(url):
-        return [problem(url_path, "must be an http(s) URL such as https://gitlab.example.com", url)]
+        return [problem(path, "must be an http(s) URL such as https://gitlab.example.com", url)]
     return []
+
+
+def _role_inherited(pools, settings):
+    """The role's variables that present pools take when they leave the key unset: each checked once, not per pool.
+
+    ``gitlab_runner_wait_timeout`` (seconds, every release's) whenever the plan has it.
+    """
+    present = [pool for pool in pools if pool.get("state") in (None, "present")]
+    problems = []
+    if any(pool.get("gitlab_url") is None for pool in present):
+        problems += _gitlab_url(settings.get(GITLAB_POOL_DEFAULTS["gitlab_url"]), GITLAB_POOL_DEFAULTS["gitlab_url"])
+    if any(pool.get("resources") is None for pool in present) and "gitlab_runner_manager_resources" in settings:
+        problems += _resources(settings["gitlab_runner_manager_resources"], "gitlab_runner_manager_resources")
+    if "gitlab_runner_wait_timeout" in settings:
+        problems += seconds_problems(settings, "gitlab_runner_wait_timeout")
+    return problems
 
 
 def role_concurrent(settings):
@@ -235,16 +246,10 @@ def _hpa(pool, path, settings):
     return problems
 
 
-def _resources(pool, path):
-    """A pool's manager ``resources``: ``requests`` and ``limits``, each a mapping (of Kubernetes quantities)."""
-    resources = pool.get("resources")
-    if not isinstance(resources, Mapping):
-        return []  # absent, or refused as a non-mapping where config.toml is rendered
-    where = child(path, "resources")
-    problems = problems_of(reject_unknown_keys, resources, GITLAB_RESOURCE_KEYS, where)
-    for key in GITLAB_RESOURCE_KEYS:
-        problems += problems_of(optional_mapping, resources, key, where)
-    return problems
+def _resources(resources, path):
+    """A manager's ``resources`` (a pool's, or the role's the pools take): ``requests`` and ``limits`` of
+    Kubernetes quantities, each request within its limit; the chart's Deployment would be refused otherwise."""
+    return [] if resources is None else problems_of(check_resources, resources, path, GITLAB_RESOURCE_KEYS)
 
 
 def _is_int(value):

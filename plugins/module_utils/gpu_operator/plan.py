@@ -54,7 +54,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.common.chart_source 
 from ansible_collections.gpuci.runners.plugins.module_utils.container_toolkit.runtimes import operator_toolkit_env
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.config import deep_merge
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.pod_patch import gpu_pod_patch
-from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import problem
+from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import check_seconds, problem
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s.reads import AVAILABLE, read
 from ansible_collections.gpuci.runners.plugins.module_utils.monitoring.monitors import (
     SERVICE_MONITOR_CRD,
@@ -120,6 +120,8 @@ REMOVED_VALUES = (
 def gpu_operator_plan(settings, gpu_classes=None):
     """See the module docstring. ``settings``: the role's gpu_operator_* variables."""
     require_mapping(settings, "gpu_operator_plan")
+    # Helm's wait and the read-back's, whatever the state: refused naming the variable, not by int().
+    timeout = check_seconds(settings, "gpu_operator_wait_timeout")
     if settings.get("gpu_operator_state", "present") == "present":
         check_chart_source("gpu_operator", settings)
     release_name = settings["gpu_operator_release_name"]
@@ -141,7 +143,7 @@ def gpu_operator_plan(settings, gpu_classes=None):
             "chart_path": settings.get("gpu_operator_chart_path") or None,
             "values": deep_merge(_base_values(settings, slicing), user_values),
             "wait": True,
-            "timeout": int(settings["gpu_operator_wait_timeout"]),
+            "timeout": timeout,
         },
         "time_slicing": slicing,
         "objects": [_time_slicing_configmap(settings, slicing, labels)] if slicing["enabled"] else [],
@@ -154,7 +156,7 @@ def gpu_operator_plan(settings, gpu_classes=None):
         "converges": settings.get("gpu_operator_state", "present") == "present",
         "dcgm_service_monitor": _service_monitor(settings),
         "reads": _reads(settings, selector, record_selectors) + _monitor_reads(settings),
-        "readback_reads": _readback_reads(settings),
+        "readback_reads": _readback_reads(settings, timeout),
         "problems": ["gpu_operator_values.%s.%s would override %s; set %s instead." % (section, key, variable, variable)
                      for section, key, variable in OWNED_VALUES if key in (user_values.get(section) or {})]
         + _component_problems(settings) + _host_toolkit_problems(settings) + _pool_problems(settings, slicing["classes"])
@@ -253,12 +255,12 @@ def _reads(settings, selector, record_selectors):
     ]
 
 
-def _readback_reads(settings):
+def _readback_reads(settings, timeout):
     """What verification reads after a converge: the operator Deployment, waited for until Available,
     then the ClusterPolicy it reconciles."""
     return [
         read(GROUP, "deployment", "Deployment", "apps/v1", name=DEPLOYMENT, namespace=settings["gpu_operator_namespace"],
-             wait=True, wait_condition=AVAILABLE, wait_timeout=int(settings["gpu_operator_wait_timeout"]),
+             wait=True, wait_condition=AVAILABLE, wait_timeout=timeout,
              hidden_fields=["spec"]),
         read(GROUP, "policy", "ClusterPolicy", "nvidia.com/v1", name=CLUSTER_POLICY),
     ]

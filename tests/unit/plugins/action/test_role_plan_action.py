@@ -87,3 +87,10 @@ def test_each_role_registers_its_plan_under_its_own_name():
         [planning] = [task for task in tasks if "gpuci.runners.role_plan" in task]
         assert planning["gpuci.runners.role_plan"]["role"] == role
         assert planning["register"] == "__%s_plan" % role
+
+
+def test_a_problem_several_checks_meet_is_refused_once(monkeypatch):
+    twice = "gitlab_runner_gitlab_url: must be an http(s) URL such as https://gitlab.example.com (got 'https:/x')"
+    monkeypatch.setitem(ROLE_PLANS, "gitlab_runner", (lambda settings, gpu_classes=None: {
+        "problems": [twice, "gitlab_runner_namespace: must be a DNS label", twice]}, "; "))
+    assert role_plan("gitlab_runner", gitlab())["msg"] == twice + "; gitlab_runner_namespace: must be a DNS label"

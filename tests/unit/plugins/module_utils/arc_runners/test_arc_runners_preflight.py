@@ -181,3 +181,24 @@ def test_lane_is_refused_naming_the_scale_set_and_gpu_access(extra):
 def test_a_state_outside_present_and_absent_is_named_with_the_scale_set():
     refused(settings(scale_set(state="gone")), "arc_runners_scale_sets[name=%s].state" % scale_set()["name"],
             "must be one of present, absent")
+
+
+def test_a_bad_role_namespace_is_one_problem_however_many_scale_sets_take_it():
+    scale_sets = [scale_set(name=name) for name in ("a", "b", "c")]
+    assert problems_of(settings(*scale_sets, arc_runners_scale_set_namespace="Bad_NS")) == [
+        "arc_runners_scale_set_namespace: must be a DNS label of at most 63 characters (a-z, 0-9, -) (got 'Bad_NS')"]
+    assert problems_of(settings(scale_set(namespace="ci"), arc_runners_scale_set_namespace="Bad_NS")) == []
+
+
+@pytest.mark.parametrize("state", ["present", "absent"])
+def test_the_wait_timeout_is_seconds_named_by_its_variable(state):
+    """Helm's timeout: "five minutes" used to reach helm's --timeout."""
+    refused(settings(arc_runners_wait_timeout="five minutes", arc_runners_state=state), "arc_runners_wait_timeout",
+            "must be a whole number of seconds >= 1, such as 600 (got 'five minutes')")
+    assert problems_of(settings(arc_runners_wait_timeout=600)) == []
+
+
+@pytest.mark.parametrize("size, reason", [("10GB", "is not a Kubernetes quantity"), ("0", "must be more than 0")])
+def test_the_work_volume_claim_size_is_a_quantity_kubernetes_takes(size, reason):
+    claimed = scale_set(container_mode="kubernetes", work_volume_claim={"size": size})
+    refused(settings(claimed), "arc_runners_scale_sets[name=gpu-a10].work_volume_claim.size", reason)

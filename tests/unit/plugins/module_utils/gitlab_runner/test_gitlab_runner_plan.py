@@ -284,3 +284,10 @@ def test_the_decision_turns_the_chart_podmonitor_on_where_the_crd_is():
     assert releases == [] and refusal.startswith("gitlab_runner_pod_monitors: is on, but the cluster has no")
     unmetered = gitlab_runner_plan(settings(L40S, gitlab_runner_metrics=False))
     assert pod_monitor_releases(unmetered, crd)[0] == unmetered["releases"]
+
+
+@pytest.mark.parametrize("state", ["present", "absent"])
+def test_a_wait_timeout_that_is_no_number_is_a_problem_naming_it_not_an_int_error(state):
+    plan = gitlab_runner_plan(settings(L40S, gitlab_runner_wait_timeout="five minutes", gitlab_runner_state=state))
+    assert plan == {"problems": ["gitlab_runner_wait_timeout: must be a whole number of seconds >= 1, such as 600 "
+                                 "(got 'five minutes')"]}

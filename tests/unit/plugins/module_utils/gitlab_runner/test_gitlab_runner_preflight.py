@@ -266,3 +266,60 @@ def test_a_token_in_the_extra_chart_values_is_refused_and_never_shown(key):
 ])
 def test_every_key_of_a_pool_is_checked_and_named_with_the_pool(keys, path, reason):
     refused(settings(pool(**keys), gitlab_runner_manager_resources={"requests": {"cpu": "100m"}}), path, reason)
+
+
+def test_a_bad_role_url_is_one_problem_however_many_pools_take_it():
+    """Three pools taking gitlab_runner_gitlab_url used to report it three times."""
+    pools = [pool(name=name) for name in ("l40s", "a100", "cpu")]
+    problems = problems_of(settings(*pools, gitlab_runner_gitlab_url="https:/bad"))
+    assert problems == ["gitlab_runner_gitlab_url: must be an http(s) URL such as https://gitlab.example.com "
+                        "(got 'https:/bad')"]
+    # A pool with its own URL does not take the role's: then only the role's takers count.
+    assert problems_of(settings(pool(gitlab_url="https://gitlab.example.com"), gitlab_runner_gitlab_url="https:/bad")) == []
+
+
+@pytest.mark.parametrize("keys, path, reason", [
+    ({"memory_request": "8GB"}, "gitlab_runner_pools[name=l40s].memory_request",
+     "is not a Kubernetes quantity (e.g. 8Gi, 8G, 512Mi, 500m, 2) (got '8GB')"),
+    ({"cpu_request": ""}, "gitlab_runner_pools[name=l40s].cpu_request", "is not a Kubernetes quantity"),
+    ({"cpu_request": "2", "cpu_limit": "1500m"}, "gitlab_runner_pools[name=l40s].cpu_request",
+     "must not exceed gitlab_runner_pools[name=l40s].cpu_limit (1500m)"),
+    ({"extra_config": {"kubernetes": {"ephemeral_storage_request": "10GB"}}},
+     "gitlab_runner_pools[name=l40s].extra_config.kubernetes.ephemeral_storage_request", "is not a Kubernetes quantity"),
+    ({"memory_limit": "1Gi", "extra_config": {"kubernetes": {"memory_request": "2Gi"}}},
+     "gitlab_runner_pools[name=l40s].extra_config.kubernetes.memory_request",
+     "must not exceed gitlab_runner_pools[name=l40s].memory_limit (1Gi)"),
+    ({"resources": {"requests": {"memory": "128MB"}}}, "gitlab_runner_pools[name=l40s].resources.requests.memory",
+     "is not a Kubernetes quantity"),
+    ({"resources": {"requests": {"memory": "1Gi"}, "limits": {"memory": "512Mi"}}},
+     "gitlab_runner_pools[name=l40s].resources.requests.memory",
+     "must not exceed gitlab_runner_pools[name=l40s].resources.limits.memory (512Mi)"),
+])
+def test_quantities_kubernetes_would_refuse_later_are_refused_now_naming_the_pool(keys, path, reason):
+    refused(settings(pool(**keys)), path, reason)
+
+
+def test_quantities_kubernetes_takes_pass_however_written():
+    keys = {"cpu_request": 0.5, "cpu_limit": "1", "memory_request": "1Gi", "memory_limit": "1024Mi",
+            "extra_config": {"kubernetes": {"ephemeral_storage_request": "1e9", "helper_memory_limit": "64Mi",
+                                            "cpu_limit_overwrite_max_allowed": "4"}}}
+    assert problems_of(settings(pool(**keys))) == []
+
+
+def test_the_role_manager_resources_are_checked_once_when_a_pool_takes_them():
+    bad = {"requests": {"cpu": "100m", "memory": "128MB"}}
+    pools = [pool(name="a"), pool(name="b")]
+    assert problems_of(settings(*pools, gitlab_runner_manager_resources=bad)) == [
+        "gitlab_runner_manager_resources.requests.memory: is not a Kubernetes quantity (e.g. 8Gi, 8G, 512Mi, 500m, 2) "
+        "(got '128MB')"]
+    own = {"requests": {"cpu": "1"}}
+    assert problems_of(settings(pool(resources=own), gitlab_runner_manager_resources=bad)) == []
+
+
+@pytest.mark.parametrize("value, reason", [
+    ("five minutes", "must be a whole number of seconds >= 1, such as 600 (got 'five minutes')"),
+    ("5m", "for 5m write 300"),
+])
+def test_the_wait_timeout_is_refused_naming_the_variable(value, reason):
+    refused(settings(gitlab_runner_wait_timeout=value), "gitlab_runner_wait_timeout", reason)
+    assert problems_of(settings(gitlab_runner_wait_timeout="300")) == []

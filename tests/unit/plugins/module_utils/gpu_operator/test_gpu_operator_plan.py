@@ -226,3 +226,12 @@ def test_no_pod_labels_when_the_allowlist_is_empty():
 def test_bad_monitoring_settings_are_named(overrides, expected):
     (problem,) = gpu_operator_plan(settings(**overrides))["problems"]
     assert problem.startswith(expected)
+
+
+@pytest.mark.parametrize("state", ["present", "absent"])
+def test_a_wait_timeout_that_is_no_number_is_refused_naming_it_not_by_int(state):
+    with pytest.raises(ValidationError, match=r"^gpu_operator_wait_timeout: must be a whole number of seconds >= 1, "
+                                              r"such as 600; for 5m write 300 \(got '5m'\)$"):
+        gpu_operator_plan(settings(gpu_operator_wait_timeout="5m", gpu_operator_state=state))
+    plan = gpu_operator_plan(settings(gpu_operator_wait_timeout="600"))  # as -e gives it
+    assert plan["release"]["timeout"] == 600 and plan["readback_reads"][0]["wait_timeout"] == 600
