@@ -34,10 +34,10 @@ description:
     ownership records, about a third of what a read returns), which no caller
     uses and every task that names the answer would carry, and the annotation
     C(kubectl.kubernetes.io/last-applied-configuration), which C(kubectl apply)
-    writes with the whole manifest: a Secret made that way holds its data
+    writes with the whole manifest, so a Secret made that way holds its data
     there a second time, in plain text.
   - A result that answers a read of kind C(Secret) (with I(helm_releases) too)
-    is marked no_log by the module's action plugin, whatever the task says:
+    is marked no_log by the module's action plugin, whatever the task says;
     Ansible shows none of it at any verbosity. A failure is shown, since its
     message names the read and never holds an answer.
   - When the task's target is the controller itself (connection C(local),
