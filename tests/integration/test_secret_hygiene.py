@@ -39,7 +39,7 @@ import pytest
 import yaml
 
 from gitlab_runner_support import configmap_texts, secret_texts
-from helpers import PlaybookRun, ansible_cli, helm_releases
+from helpers import ansible_cli, helm_releases
 from secret_forms import forms_found, leaks
 
 PREFIX = "rh"
@@ -155,7 +155,7 @@ def _options(vault: dict) -> dict:
 
 
 @pytest.fixture(scope="module")
-def converged(testbed, playbooks, vault, tmp_path_factory) -> dict[str, PlaybookRun]:
+def converged(testbed, playbooks, vault, tmp_path_factory) -> dict:
     """Both runner roles and the canary run at -vvv, removed again at the end; facts kept in a jsonfile cache."""
     report_dir = tmp_path_factory.mktemp("canary_report")
     fact_cache = tmp_path_factory.mktemp("fact_cache")
