@@ -1,20 +1,29 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""A real Prometheus scrapes a pool's real runner manager through the PodMonitor the gitlab_runner role made.
+"""The runner pools' metrics and PodMonitors, and a real Prometheus scraping them, on one converged fleet.
 
-Real: the GitLab Runner manager on the testbed's real node (metrics server on
-port 9252), the chart's PodMonitor validated by the API server against the
+Real: the GitLab Runner managers on the testbed's real node (metrics server on
+port 9252), the chart's PodMonitors validated by the API server against the
 Prometheus Operator's CRD, the Prometheus server and its Kubernetes discovery
 against the testbed's API server, the collection's alert rules loaded into it.
 Ours, not the operator's: the PodMonitor's translation into a scrape job
 (tools/testbed/lib/podmonitors.py; the operator does not run on the testbed).
 
-One pool, converged with metrics on and PodMonitors `auto` (the CRDs are
-installed, so on); one job of the pool runs through the real runner for
-longer than a scrape interval, and Prometheus must have seen it running
-under the labels the alert rules read (job, pool). Then the alert rules
-for an inventory with this pool load and evaluate healthy, and every query
-of docs/monitoring.md evaluates without error. About two minutes.
+One converge of a fleet of its own, shared by every test here (the monitor
+tests and the scrape tests once converged a fleet each): a GPU pool and a
+CPU pool whose jobs land on simulated nodes, and a pool whose jobs run on
+the real node, with metrics on, PodMonitors `auto` (the CRDs are installed,
+so on) and the user's selection label. Each pool's release serves its
+manager's metrics and makes the chart's PodMonitor, relabelled to the alert
+rules' SCRAPE_LABELS and labelled for the user's Prometheus to select; a
+rerun changes nothing. One job of the real pool runs through the real
+runner for longer than a scrape interval, and Prometheus must have seen it
+running under the labels the alert rules read (job, pool). Then the alert
+rules for an inventory with these pools load and evaluate healthy, every
+query of docs/monitoring.md evaluates without error, and `state: absent`
+leaves no PodMonitor. `gitlab_runner_pod_monitors: on` on a cluster without
+the CRD is refused before any change: the testbed keeps its CRD, so that
+path is unit-tested (tests/unit/plugins/action/test_fleet_decide.py).
 """
 from __future__ import annotations
 
@@ -26,6 +35,7 @@ import yaml
 
 from helpers import REPO_ROOT
 from lib import crds, processes, prometheus
+from ansible_collections.gpuci.runners.plugins.module_utils.monitoring.alert_rules import SCRAPE_LABELS
 from lib.images import BASE_IMAGE, GITLAB_RUNNER_HELPER_IMAGE
 from lib.layout import Layout
 from lib.node import REAL_NODE_LABEL, REAL_NODE_TAINT
@@ -45,8 +55,19 @@ TAGS = ["real-node", "prometheus-scrape"]
 TARGET = {"job": "gpuci-gitlab-runner", "pool": POOL}
 
 
+SELECTION = {"release": "kube-prometheus-stack"}
+MONITORING = "monitoring.coreos.com/v1"
+FLEET_SELECTOR = f"app.kubernetes.io/part-of=gpuci-runners,gpuci.runners/fleet={FLEET}"
+# Their jobs land on simulated nodes; their managers run on the real node as every manager does.
+MONITORED_ONLY = [
+    {"name": "mon-l40s", "gpu_class": "l40s", "gpus": 1, "namespace": JOBS_NS, "token": f"glrt-gpuci-mon-l40s-{RUN_ID}"},
+    {"name": "mon-cpu", "namespace": JOBS_NS, "token": f"glrt-gpuci-mon-cpu-{RUN_ID}"},
+]
+
+
 def pools() -> list[dict]:
-    return [{"name": POOL, "namespace": JOBS_NS, "cpu_request": "100m", "memory_request": "64Mi", "tags": TAGS,
+    return [*MONITORED_ONLY,
+            {"name": POOL, "namespace": JOBS_NS, "cpu_request": "100m", "memory_request": "64Mi", "tags": TAGS,
              "image": BASE_IMAGE, "helper_image": GITLAB_RUNNER_HELPER_IMAGE,
              "node_selector": {REAL_NODE_LABEL: "true"},
              "tolerations": [dict(REAL_NODE_TAINT, operator="Equal")],
@@ -55,7 +76,17 @@ def pools() -> list[dict]:
 
 def fleet_vars(pool_list: list[dict], **extra) -> dict:
     return {"gitlab_runner_fleet": FLEET, "gitlab_runner_namespace": MANAGER_NS, "gitlab_runner_pools": pool_list,
-            "gitlab_runner_metrics": True, "gitlab_runner_pod_monitors": "auto", **extra}
+            "gitlab_runner_metrics": True, "gitlab_runner_pod_monitors": "auto",
+            "gitlab_runner_pod_monitor_labels": SELECTION, **extra}
+
+
+def pod_monitors(cluster) -> dict[str, dict]:
+    return {monitor["metadata"]["name"]: monitor
+            for monitor in cluster.list(MONITORING, "PodMonitor", namespace=MANAGER_NS)}
+
+
+def leftovers(cluster) -> list[str]:
+    return [o["metadata"]["name"] for o in cluster.list("v1", "Namespace", label_selector=FLEET_SELECTOR)]
 
 
 @pytest.fixture(scope="module")
@@ -65,15 +96,20 @@ def layout() -> Layout:
 
 @pytest.fixture(scope="module")
 def scraped_pool(testbed, playbooks, real_components, layout):
-    """The pool converged with its PodMonitor, and the testbed's Prometheus scraping it; removed after."""
+    """The fleet converged with its PodMonitors (nothing of it before), the testbed's Prometheus scraping it;
+    removed after."""
     real_components.require("gitlab-runner")
     # A testbed started before `up` installed them gets the CRDs here (server-side apply: no change otherwise).
     crds.install(layout)
+    teardown = fleet_vars([], gitlab_runner_state="absent")
+    if leftovers(testbed):
+        playbooks.run(PLAYBOOK, extra_vars=teardown).assert_ok()
     playbooks.run(PLAYBOOK, extra_vars=fleet_vars(pools())).assert_ok()
     try:
         yield testbed
     finally:
-        playbooks.run(PLAYBOOK, extra_vars=fleet_vars([], gitlab_runner_state="absent"))
+        if leftovers(testbed):
+            playbooks.run(PLAYBOOK, extra_vars=teardown)
         if processes.is_running(layout, prometheus.NAME):
             prometheus.reload(layout)  # the pool's job leaves the configuration with its PodMonitor
 
@@ -95,9 +131,41 @@ def prom(scraped_pool, layout):
 
 @pytest.mark.real_runner
 def test_the_role_made_the_pools_podmonitor_and_the_api_server_accepted_it(scraped_pool):
-    monitors = scraped_pool.list("monitoring.coreos.com/v1", "PodMonitor", namespace=MANAGER_NS)
-    assert [m["metadata"]["name"] for m in monitors] == [RELEASE], \
+    assert sorted(pod_monitors(scraped_pool)) == sorted(f"gitlab-runner-{p['name']}" for p in pools()), \
         "gitlab_runner_pod_monitors: auto should make the chart's PodMonitor where the CRD exists"
+
+
+@pytest.mark.real_runner
+def test_each_pool_gets_a_pod_monitor_relabelled_to_the_scrape_labels(scraped_pool):
+    monitors = pod_monitors(scraped_pool)
+    for pool in pools():
+        monitor = monitors["gitlab-runner-" + pool["name"]]
+        labels = monitor["metadata"]["labels"]
+        assert labels["release"] == SELECTION["release"], "the user's selection label wins over the chart's"
+        assert labels["gpuci.runners/pool"] == pool["name"]
+        (endpoint,) = monitor["spec"]["podMetricsEndpoints"]
+        assert endpoint["port"] == "metrics"
+        targets = {entry["targetLabel"]: entry for entry in endpoint["relabelings"]}
+        expected = {"job", SCRAPE_LABELS["pool"]} | ({SCRAPE_LABELS["gpu_class"]} if pool.get("gpu_class") else set())
+        assert set(targets) == expected, pool["name"]
+        assert targets["job"]["replacement"] == SCRAPE_LABELS["job"]
+        assert targets["pool"]["sourceLabels"] == ["__meta_kubernetes_pod_label_gpuci_runners_pool"]
+        if pool.get("gpu_class"):
+            assert targets["gpu_class"]["sourceLabels"] == ["__meta_kubernetes_pod_label_gpuci_runners_gpu_class"]
+    # The labels the relabelings read are on the managers' pods, and the metrics port is open.
+    deployment = scraped_pool.get("apps/v1", "Deployment", "gitlab-runner-mon-l40s", MANAGER_NS)
+    template = deployment["spec"]["template"]
+    assert template["metadata"]["labels"]["gpuci.runners/gpu-class"] == "l40s"
+    assert template["metadata"]["labels"]["gpuci.runners/pool"] == "mon-l40s"
+    ports = [port for container in template["spec"]["containers"] for port in container.get("ports") or []]
+    assert {"name": "metrics", "containerPort": 9252} in [
+        {"name": port.get("name"), "containerPort": port["containerPort"]} for port in ports]
+
+
+@pytest.mark.real_runner
+def test_rerun_changes_nothing(scraped_pool, playbooks):
+    run = playbooks.run(PLAYBOOK, extra_vars=fleet_vars(pools())).assert_ok()
+    assert run.changed == 0, run.output[-4000:]
 
 
 @pytest.mark.real_runner
@@ -166,3 +234,11 @@ def test_every_query_of_the_monitoring_page_evaluates(prom):
     assert len(queries) >= 3
     for query in queries:
         prom.query(query)  # raises PrometheusError with Prometheus's reason for a query it refuses
+
+
+@pytest.mark.real_runner
+def test_state_absent_removes_the_pod_monitors(scraped_pool, playbooks, prom):
+    """Last: it takes the fleet away (`prom` first, so Prometheus's module fixture outlives it)."""
+    playbooks.run(PLAYBOOK, extra_vars=fleet_vars(pools(), gitlab_runner_state="absent")).assert_ok()
+    assert pod_monitors(scraped_pool) == {}
+    assert leftovers(scraped_pool) == []
