@@ -32,7 +32,12 @@ import pytest
 
 from gitlab_runner_support import configmap_texts, secret_texts
 from gpu_canary_support import load_report, schema
+from helpers import LOCAL_INVENTORY, load_yaml
 from lib.layout import REAL_NODE, Layout
+
+from ansible_collections.gpuci.runners.plugins.module_utils.common.pool_keys import GPU_REQUEST_KEYS
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.classes import merged_classes
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.request import resolve_gpu_request
 
 RUN_ID = uuid.uuid4().hex[:12]
 # The stand-in takes any glpat- token: a unique one, so a leak cannot be a coincidence.
@@ -77,6 +82,17 @@ def gitlab_canary(testbed, playbooks, real_components, nvidia_runtime_class, tmp
 
 def lanes(report: dict) -> dict:
     return {lane["name"]: lane for lane in report["lanes"]}
+
+
+def gpu_requests() -> dict:
+    """Each GPU pool of inventories/local, resolved as the gitlab_runner role resolves it: class, selector, resource."""
+    pools = load_yaml(LOCAL_INVENTORY / "group_vars" / "all" / "gitlab_runner.yml")["gitlab_runner_pools"]
+    # inventories/local may lay classes of its own over the catalogue's, in any of its group_vars files.
+    defined = [load_yaml(path) or {} for path in sorted((LOCAL_INVENTORY / "group_vars" / "all").glob("*.yml"))]
+    classes = merged_classes(next((found["gpu_classes"] for found in defined if "gpu_classes" in found), None))
+    return {pool["name"]: resolve_gpu_request({key: pool[key] for key in GPU_REQUEST_KEYS if key in pool}, classes,
+                                              "gitlab_runner_pools[name=%s]" % pool["name"])
+            for pool in pools if pool.get("gpu_class")}
 
 
 def test_check_mode_commits_nothing_and_runs_no_pipeline(gitlab_canary):
@@ -129,6 +145,25 @@ def test_gpu_lanes_are_scheduled_only_on_the_node_the_scheduler_chose(gitlab_can
         assert job["node"] in simulated and job["node_simulated"], job
         assert "the simulation's, not the lane's" in job["reason"], job["reason"]
         assert lane["result"] != "proved", lane
+
+
+def test_each_gpu_job_pod_landed_on_a_node_of_its_class_with_its_pool_s_gpu_limit(gitlab_canary, testbed):
+    """The pod the real runner made for each GPU pool's job, as the module read it from the API server during the
+    wait: on a node whose labels match the class's selector, its build container (alone) limited to the pool's GPUs."""
+    requests = gpu_requests()
+    assert set(requests) == set(GPU_POOLS), "the GPU pools of inventories/local"
+    report = gitlab_canary["report"]
+    for pool, request in requests.items():
+        job = next(j for j in lanes(report)[GPU_POOLS[pool]]["gitlab_jobs"] if j["pool"] == pool)
+        assert job["runner"] and job["pod"] and job["pod"].startswith("runner-"), job
+        node = testbed.get("v1", "Node", job["node"])
+        assert node is not None, job
+        labels = node["metadata"].get("labels") or {}
+        assert request.node_selector and all(labels.get(key) == value for key, value in request.node_selector.items()), (
+            pool, job["node"], request.node_selector, labels)
+        # nvidia.com/gpu: N for a pool of whole GPUs, nvidia.com/mig-<profile>: 1 for a MIG pool.
+        assert request.resource == ("nvidia.com/mig-1g.10gb" if pool == "a100-mig" else "nvidia.com/gpu"), request
+        assert job["device_limits"] == {"build": {request.resource: str(request.count)}}, job
 
 
 def test_the_negative_control_ran_for_real_on_the_cpu_pool_and_held(gitlab_canary):

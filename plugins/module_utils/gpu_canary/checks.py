@@ -14,6 +14,8 @@ both run them on the image of the lane's gpu_access (``lane_image``).
 
 from __future__ import annotations
 
+import re
+
 from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import ValidationError, child
 
 MIG_PROFILE = "@MIG_PROFILE@"
@@ -76,6 +78,17 @@ NEGATIVE_CONTROL = {
 }
 # Log lines worth quoting besides the evidence (the GPU's name, the driver).
 CONTEXT_PATTERN = r"deviceName|driverName|driverInfo|^GPU [0-9]+:"
+# What a GPU check's output says of the devices the job saw, for the exact
+# proof (gpu_canary/exact_proof.py): each line matching ``gpu`` is one GPU,
+# by its name as nvidia-smi prints it; each matching ``mig`` one MIG device,
+# by its profile. The nvidia-smi check prints one CSV row per GPU the
+# container sees (a MIG device shows its parent GPU's row); ``nvidia-smi -L``
+# prints each GPU, and under it each MIG device the container sees.
+DEVICE_LINES = {
+    "nvidia-smi": {"gpu": r"^(?P<name>[^,]+), [0-9][0-9.]*, [0-9]+ MiB$"},
+    # e.g. "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-...)", "  MIG 1g.10gb     Device  0: (UUID: MIG-...)"
+    "mig": {"gpu": r"^GPU [0-9]+: (?P<name>.+?) \(UUID: ", "mig": r"^\s*MIG (?P<profile>\S+)\s+Device\s+[0-9]+:"},
+}
 # canary_lanes names a lane's Job <JOB_PREFIX><lane name> (its job_name, by
 # which the verdict finds it), canary_ci a pool's GitLab job <JOB_PREFIX><pool
 # name>; the container that runs the checks is CONTAINER.
@@ -95,6 +108,11 @@ def lane_commands(lane, setup_commands, cuda_sample_commands):
     check = [command.replace(MIG_PROFILE, lane.get("mig_profile") or "") for command in CHECKS[lane["check"]]["commands"]]
     samples = list(cuda_sample_commands) if lane["gpu_access"] == "cuda" else []
     return list(setup_commands.get(lane["gpu_access"]) or []) + check + samples
+
+
+def evidence_patterns(check, lane):
+    """The evidence patterns of ``check`` for ``lane``: MIG_PROFILE becomes the lane's profile, matched literally."""
+    return [pattern.replace(MIG_PROFILE, re.escape(lane.get("mig_profile") or "")) for pattern in check["evidence"]]
 
 
 def lane_image(images, lane, path):

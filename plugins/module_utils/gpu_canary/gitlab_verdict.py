@@ -10,14 +10,17 @@ trust is the canary Job's: a simulated node ends the judgement at
 ``scheduled-only`` whatever the job did there (its failure or timeout is the
 simulation's, not the lane's); ``proved`` (a GPU lane) or ``passed`` (a CPU
 lane, which asks for no device) needs every evidence pattern of the lane's
-check matched by a line of the trace of a job that succeeded.
+check matched by a line of the trace of a job that succeeded, and, as for
+the canary Job, the trace and the job pod's node showing exactly what the
+lane promises (exact_proof.py).
 """
 
 from __future__ import annotations
 
 import re
 
-from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.checks import MIG_PROFILE, NEGATIVE_CONTROL, NO_GPU
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.checks import NEGATIVE_CONTROL, NO_GPU, evidence_patterns
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.exact_proof import exact_proof_problem, what_was_seen
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.ci_snippets import (
     NEGATIVE_CONTROL_JOB,
     gitlab_job_name,
@@ -31,9 +34,11 @@ OUTPUT_LINES = 20
 def judge_gitlab_job(lane, pool, gitlab, context):
     """One pool's GitLab job result: where and how it ran, ``result``, ``reason`` and ``evidence``.
 
-    ``gitlab`` is the module's result (``pipeline``, ``jobs`` by name);
-    ``context`` holds ``checks``, ``context_pattern``, ``simulated`` and
-    ``simulated_gpus`` (node names), ``job_timeout`` and ``gitlab_job_timeout`` (seconds).
+    ``gitlab`` is the module's result (``pipeline``, ``jobs`` by name; ``failed``
+    and ``msg`` when a step failed after it changed something in GitLab);
+    ``context`` holds ``checks``, ``context_patterns``, ``simulated`` and
+    ``simulated_gpus`` (node names), ``node_labels`` (by node name),
+    ``job_timeout`` and ``gitlab_job_timeout`` (seconds).
     """
     name = gitlab_job_name(pool)
     pipeline = gitlab.get("pipeline") or {}
@@ -48,45 +53,51 @@ def judge_gitlab_job(lane, pool, gitlab, context):
         "started_at": job.get("started"),
         "finished_at": job.get("finished"),
     })
-    check = context["checks"][lane["check"]]
-    patterns = [p.replace(MIG_PROFILE, re.escape(lane.get("mig_profile") or "")) for p in check["evidence"]]
+    patterns = evidence_patterns(context["checks"][lane["check"]], lane)
     lines = [str(line) for line in job.get("trace") or []]
-    result, reason, evidence = _verdict(lane, entry, job, pipeline, lines, patterns, check, context)
-    entry.update(result=result, reason=reason, evidence=evidence)
+    entry["result"], entry["reason"] = _verdict(lane, entry, job, gitlab, lines, context)
+    quoted = patterns + context["context_patterns"]
+    # A job that ran where containers run is quoted: its evidence when it proved, else its own last words.
+    ran = job.get("id") and job.get("gave_up") != "pending" and not entry["node_simulated"]
+    entry["evidence"] = ([line for line in lines if any(re.search(p, line) for p in quoted)]
+                         if entry["result"] in ("proved", "passed") else _output(lines, quoted) if ran else [])
     return entry
 
 
-def _verdict(lane, entry, job, pipeline, lines, patterns, check, context):
-    """(result, reason, evidence), checked in the order of trust."""
-    tags = "[%s]" % ", ".join(entry["tags"])
+def _verdict(lane, entry, job, gitlab, lines, context):
+    """(result, reason), checked in the order of trust."""
+    pipeline = gitlab.get("pipeline") or {}
+    if gitlab.get("failed"):
+        return "failed", "the canary's GitLab step failed: %s" % gitlab.get("msg")
     if not pipeline.get("id"):
-        return "failed", "no canary pipeline ran", []
+        return "failed", "no canary pipeline ran"
     if not job.get("id"):
-        return "failed", "pipeline %s has no job %s" % (pipeline["id"], entry["job_name"]), []
+        return "failed", "pipeline %s has no job %s" % (pipeline["id"], entry["job_name"])
     ended = _ended(job, context)
     if job.get("gave_up") == "pending":
-        return "failed", "no runner with tags %s took job %s within %ds" % (
-            tags, job["id"], context["gitlab_job_timeout"]), []
+        return "failed", "no runner with tags [%s] took job %s within %ds" % (
+            ", ".join(entry["tags"]), job["id"], context["gitlab_job_timeout"])
     if entry["node_simulated"]:
         return "scheduled-only", ("simulated node (kwok): GitLab Runner's job pod %s was scheduled on %s, where "
                                   "containers do not run; the job %s there, which is the simulation's, not the lane's"
-                                  % (entry["pod"], entry["node"], ended)), []
-    output = _output(lines, patterns + ([context["context_pattern"]] if context["context_pattern"] else []))
+                                  % (entry["pod"], entry["node"], ended))
     if job.get("gave_up") == "running":
-        return "failed", "job %s did not finish within %ds of starting" % (job["id"], context["job_timeout"]), output
+        return "failed", "job %s did not finish within %ds of starting" % (job["id"], context["job_timeout"])
     if job.get("status") != "success":
-        return "failed", "job %s %s" % (job["id"], ended), output
-    if lane["gpu_access"] != NO_GPU and entry["node"] and entry["node"] in context["simulated_gpus"]:
+        return "failed", "job %s %s" % (job["id"], ended)
+    if lane["gpu_access"] != NO_GPU and entry["node"] in context["simulated_gpus"]:
         return "scheduled-only", ("real node %s with simulated GPUs: job %s succeeded; no GPU there to prove"
-                                  % (entry["node"], job["id"])), output
-    missing = [p for p in patterns if not any(re.search(p, line) for line in lines)]
+                                  % (entry["node"], job["id"]))
+    check = context["checks"][lane["check"]]
+    missing = [p for p in evidence_patterns(check, lane) if not any(re.search(p, line) for line in lines)]
     if missing:
-        return "failed", "job %s succeeded but its trace has no evidence (no line matches %s)" % (
-            job["id"], ", ".join(missing)), output
-    quoted = patterns + ([context["context_pattern"]] if context["context_pattern"] else [])
-    evidence = [line for line in lines if any(re.search(p, line) for p in quoted)]
-    result = "passed" if lane["gpu_access"] == NO_GPU else "proved"
-    return result, "%s (GitLab job %s)" % (check["proof"], job["id"]), evidence
+        seen = what_was_seen(lane, lines, entry["node"], context["node_labels"])
+        return "failed", "job %s succeeded but its trace has no evidence (no line matches %s)%s" % (
+            job["id"], ", ".join(missing), "; " + seen if seen else "")
+    problem = exact_proof_problem(lane, lines, entry["node"], context["node_labels"])
+    if problem:
+        return "failed", "job %s succeeded but is %s" % (job["id"], problem)
+    return "passed" if lane["gpu_access"] == NO_GPU else "proved", "%s (GitLab job %s)" % (check["proof"], job["id"])
 
 
 def judge_negative_control(lanes, gitlab, context):

@@ -107,7 +107,7 @@ def canary_lanes(spec, gpu_classes=None, path="canary"):
         key = _lane_key(consumer["gpu"], request)
         lane = lanes.get(key)
         if lane is None:
-            lane = lanes[key] = _new_lane(consumer["gpu"], request)
+            lane = lanes[key] = _new_lane(consumer["gpu"], request, classes[request.gpu_class]["product"])
         lane[consumer["kind"]].append(consumer["entry"])
     result = _with_unique_names(list(lanes.values()))
     if spec.get("cpu_lanes"):
@@ -136,7 +136,7 @@ def _cpu_pools(spec, paths):
 
 def _cpu_lane():
     return {
-        "name": CPU_LANE, "gpu_class": CPU_LANE, "gpu_access": NO_GPU, "gpus": None, "mig_profile": None,
+        "name": CPU_LANE, "gpu_class": CPU_LANE, "product": None, "gpu_access": NO_GPU, "gpus": None, "mig_profile": None,
         "resource": None, "count": 0, "request_text": "no GPU", "check": "cpu", "node_selector": {},
         "runtime_class": None, "pod_request": None, "gitlab_pools": [], "arc_scale_sets": [],
     }
@@ -220,7 +220,7 @@ def _lane_key(gpu, request):
     ))
 
 
-def _new_lane(gpu, request):
+def _new_lane(gpu, request, product):
     mig_profile = gpu.get("mig_profile")
     if request.gpu_access == "dri":
         check, request_text = "dri", "host /dev/dri"
@@ -231,6 +231,8 @@ def _new_lane(gpu, request):
     return {
         "name": _base_name(request, mig_profile),
         "gpu_class": request.gpu_class,
+        # The class's product label: what the exact proof compares the GPU the job saw with (exact_proof.py).
+        "product": product,
         "gpu_access": request.gpu_access,
         "gpus": request.count if request.resource and not mig_profile else None,
         "mig_profile": mig_profile,

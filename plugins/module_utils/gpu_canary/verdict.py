@@ -17,13 +17,17 @@ The order of the checks is the order of trust: a simulated node ends the
 judgement at ``scheduled-only`` whatever its pod says; so does a real node
 whose GPUs are simulated, once its container ran (its output is quoted); and
 ``proved`` needs every evidence pattern of the lane's check matched by a line
-of the log of a container on a real node.
+of the log of a container on a real node, and that log and node showing
+exactly what the lane promises: its class's GPU, as many as its ``gpus`` (one
+MIG device of its profile), on a node of its class (exact_proof.py).
 """
 
 from __future__ import annotations
 
 import datetime
 import re
+from dataclasses import dataclass
+from typing import Optional
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.ci_snippets import gitlab_job_name
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.checks import (
@@ -32,7 +36,9 @@ from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.checks im
     CONTEXT_PATTERN,
     MIG_PROFILE,
     NO_GPU,
+    evidence_patterns,
 )
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.exact_proof import exact_proof_problem, what_was_seen
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.lanes import (
     KWOK_ANNOTATION,
     SIMULATED_GPU_LABEL,
@@ -109,9 +115,12 @@ def canary_verdict(spec, path="verdict"):
     table = node_table(lanes, pods, nodes, _gitlab_landed(lanes, gitlab))
     simulated = set(row["name"] for row in table if row["simulated"])
     context = {
-        "jobs": jobs, "pods": pods, "logs": logs, "events": events, "checks": checks, "context_pattern": context_pattern,
+        "jobs": jobs, "pods": pods, "logs": logs, "events": events, "checks": checks,
+        "context_patterns": [context_pattern] if context_pattern else [],
         "job_timeout": job_timeout, "checked_at": checked_at, "now": now,
         "simulated": simulated, "simulated_gpus": set(row["name"] for row in table if row["gpus_simulated"]),
+        # The labels of each node read: the exact proof's word on whether a pod ran on a node of its lane's class.
+        "node_labels": dict((object_name(n), metadata(n).get("labels") or {}) for n in nodes),
     }
     if gitlab is None:
         results = [judge_lane(lane, context) for lane in lanes]
@@ -167,17 +176,22 @@ def judge_gitlab_lane(lane, gitlab, context, control):
     return result
 
 
-def _without_job(lane, context):
-    """The report's fields of a lane that gets no canary Job (only GitLab pools, in GitLab mode)."""
+def _lane_fields(lane, context):
+    """The report's fields that the lane itself gives, with the times of a lane that ran nothing."""
     return {
         "name": lane["name"], "gpu_class": lane["gpu_class"], "gpu_access": lane["gpu_access"],
         "request": lane["request_text"], "resource": lane.get("resource"), "count": lane["count"],
-        "mig_profile": lane.get("mig_profile"), "node": None, "node_simulated": False, "node_gpus_simulated": False,
-        "result": "failed", "reason": "", "evidence": [], "job": None,
+        "mig_profile": lane.get("mig_profile"),
         "serves": {"gitlab_pools": [p["name"] for p in lane.get("gitlab_pools") or []],
                    "arc_scale_sets": [s["name"] for s in lane.get("arc_scale_sets") or []]},
         "started_at": context["checked_at"], "finished_at": context["now"],
     }
+
+
+def _without_job(lane, context):
+    """The report's fields of a lane that gets no canary Job (only GitLab pools, in GitLab mode)."""
+    return dict(_lane_fields(lane, context), node=None, node_simulated=False, node_gpus_simulated=False,
+                result="failed", reason="", evidence=[], job=None)
 
 
 def _gitlab_landed(lanes, gitlab):
@@ -192,101 +206,108 @@ def _gitlab_landed(lanes, gitlab):
     return landed
 
 
+@dataclass(frozen=True)
+class JobRun:
+    """What the cluster recorded of one lane's canary Job: the Job, its pod, the pod's node, container and log.
+
+    Each is ``{}`` (``node`` ``""``) when the cluster had none; ``lines`` is
+    None when the log was not read, and ``log_problem`` then says why.
+    """
+
+    job: dict
+    pod: dict
+    node: str
+    container: dict
+    finish: dict
+    lines: Optional[list]
+    log_problem: str
+
+    @classmethod
+    def recorded(cls, job_name, context):
+        job = _first(j for j in context["jobs"] if metadata(j).get("name") == job_name)
+        pod = _first(p for p in context["pods"] if _owned_by(p, job_name))
+        log = _first(entry for entry in context["logs"]
+                     if pod and metadata(entry.get("pod")).get("name") == metadata(pod).get("name"))
+        lines = log.get("log_lines")
+        return cls(job, pod, str((pod.get("spec") or {}).get("nodeName") or ""),
+                   _first(c for c in _status(pod).get("containerStatuses") or [] if c.get("name") == CONTAINER),
+                   job_finish(job), [str(line) for line in lines] if isinstance(lines, list) else None,
+                   str(log.get("msg") or "no log"))
+
+
 def judge_lane(lane, context):
     """One lane's result, in the report's shape (see ``canary_verdict`` for ``context``)."""
-    job_name = lane["job_name"]
-    job = _first(j for j in context["jobs"] if metadata(j).get("name") == job_name)
-    pod = _first(p for p in context["pods"] if _owned_by(p, job_name))
-    log = _first(entry for entry in context["logs"]
-                 if pod and metadata(entry.get("pod")).get("name") == metadata(pod).get("name"))
-    node = str((pod.get("spec") or {}).get("nodeName") or "")
-    simulated = bool(node) and node in context["simulated"]
-    gpus_simulated = bool(node) and node in context["simulated_gpus"]
-    finish = job_finish(job)
-    container = _first(c for c in _status(pod).get("containerStatuses") or [] if c.get("name") == CONTAINER)
-    check = context["checks"][lane["check"]]
-    patterns = [p.replace(MIG_PROFILE, re.escape(lane.get("mig_profile") or "")) for p in check["evidence"]]
-    log_lines = log.get("log_lines")
-    lines = [str(line) for line in log_lines] if isinstance(log_lines, list) else None
-
-    refusal = _refusal(pod, node, container)
-    result, reason = _verdict(lane, job, pod, node, simulated, finish, container, log, lines, patterns, check,
-                              context["job_timeout"], _last_warning(context["events"], pod), refusal)
-    # Simulated GPUs excuse a container that ran; a refused pod ran none, so its refusal stands.
-    if gpus_simulated and finish and not simulated and not refusal:
-        result, reason = "scheduled-only", SIMULATED_GPU_REASON % _ended(finish, container)
-    quoted = patterns + ([context["context_pattern"]] if context["context_pattern"] else [])
-    evidence = [line for line in lines or [] if any(re.search(p, line) for p in quoted)]
-    if (result == "failed" or gpus_simulated) and node and not simulated and container:
+    run = JobRun.recorded(lane["job_name"], context)
+    result, reason = _verdict(lane, run, context)
+    simulated, gpus_simulated = run.node in context["simulated"], run.node in context["simulated_gpus"]
+    quoted = evidence_patterns(context["checks"][lane["check"]], lane) + context["context_patterns"]
+    evidence = [line for line in run.lines or [] if any(re.search(p, line) for p in quoted)]
+    if (result == "failed" or gpus_simulated) and run.node and not simulated and run.container:
         # A container on a real node ran and failed (or had no GPU to use): quote what it said.
-        evidence = _output(lines, quoted, container)
-    return {
-        "name": lane["name"],
-        "gpu_class": lane["gpu_class"],
-        "gpu_access": lane["gpu_access"],
-        "request": lane["request_text"],
-        "resource": lane.get("resource"),
-        "count": lane["count"],
-        "mig_profile": lane.get("mig_profile"),
-        "node": node or None,
-        "node_simulated": simulated,
-        "node_gpus_simulated": gpus_simulated,
-        "result": result,
-        "reason": reason,
-        "evidence": evidence,
-        "job": job_name if lane["node_check"]["ok"] else None,
-        "serves": {
-            "gitlab_pools": [p["name"] for p in lane.get("gitlab_pools") or []],
-            "arc_scale_sets": [s["name"] for s in lane.get("arc_scale_sets") or []],
-        },
-        "started_at": str(_status(job).get("startTime") or context["checked_at"]),
-        "finished_at": str(_status(job).get("completionTime") or finish.get("lastTransitionTime") or context["now"]),
-    }
+        evidence = _output(run.lines, quoted, run.container)
+    times = _status(run.job)
+    return dict(_lane_fields(lane, context), node=run.node or None, node_simulated=simulated,
+                node_gpus_simulated=gpus_simulated, result=result, reason=reason, evidence=evidence,
+                job=lane["job_name"] if lane["node_check"]["ok"] else None,
+                started_at=str(times.get("startTime") or context["checked_at"]),
+                finished_at=str(times.get("completionTime") or run.finish.get("lastTransitionTime") or context["now"]))
 
 
-def _verdict(lane, job, pod, node, simulated, finish, container, log, lines, patterns, check, job_timeout,
-             warning, refusal):
+def _verdict(lane, run, context):
     """(result, reason), checked in the order of trust."""
     if not lane["node_check"]["ok"]:
         return "failed", lane["node_check"]["reason"]
-    if not pod:
-        messages = [c.get("message") for c in _status(job).get("conditions") or [] if c.get("message")]
+    if not run.pod:
+        messages = [c.get("message") for c in _status(run.job).get("conditions") or [] if c.get("message")]
         return "failed", "canary Job made no pod: %s" % (messages[0] if messages else "none was created")
-    if not node:
-        scheduling = _first(c for c in _status(pod).get("conditions") or [] if c.get("type") == "PodScheduled")
+    if not run.node:
+        scheduling = _first(c for c in _status(run.pod).get("conditions") or [] if c.get("type") == "PodScheduled")
         return "failed", "no schedulable node: %s" % (scheduling.get("message") or "the pod was not scheduled")
-    if simulated:
+    if run.node in context["simulated"]:
         return "scheduled-only", SIMULATED_REASON
+    refusal = _refusal(run)
     if refusal:
         return "failed", refusal
-    if not finish:
-        state = container.get("state") or {}
-        waiting = (state.get("waiting") or {}).get("reason") or _status(pod).get("phase") or "unknown"
-        # What the kubelet said last (a sandbox it could not create, an image it could not pull) is the why.
-        said = "; last warning %s: %s" % (warning["reason"], warning["message"]) if warning else ""
-        return "failed", "canary Job did not finish within %ds (container: %s%s)" % (job_timeout, waiting, said)
-    if finish["type"] == "Failed":
-        return "failed", "canary checks failed (exit code %s)" % _exit_code(container)
-    if lines is None:
-        return "scheduled-only", "log cannot be read: %s" % (log.get("msg") or "no log")
-    missing = [p for p in patterns if not any(re.search(p, line) for line in lines)]
+    if not run.finish:
+        return "failed", _unfinished(run, context)
+    # Simulated GPUs excuse a container that ran, whatever it said; a refused or unfinished pod's failure stands.
+    if run.node in context["simulated_gpus"]:
+        return "scheduled-only", SIMULATED_GPU_REASON % _ended(run.finish, run.container)
+    if run.finish["type"] == "Failed":
+        return "failed", "canary checks failed (exit code %s)" % _exit_code(run.container)
+    if run.lines is None:
+        return "scheduled-only", "log cannot be read: %s" % run.log_problem
+    check = context["checks"][lane["check"]]
+    missing = [p for p in evidence_patterns(check, lane) if not any(re.search(p, line) for line in run.lines)]
     if missing:
-        return "failed", "no GPU evidence in the log (no line matches %s)" % ", ".join(missing)
-    return "proved", check["proof"]
+        seen = what_was_seen(lane, run.lines, run.node, context["node_labels"])
+        return "failed", "no GPU evidence in the log (no line matches %s)%s" % (", ".join(missing),
+                                                                                "; " + seen if seen else "")
+    problem = exact_proof_problem(lane, run.lines, run.node, context["node_labels"])
+    return ("failed", problem) if problem else ("proved", check["proof"])
 
 
-def _refusal(pod, node, container):
+def _unfinished(run, context):
+    """Why a Job did not finish: the container's waiting reason and, the why, what the kubelet said last."""
+    waiting = ((run.container.get("state") or {}).get("waiting") or {}).get("reason") or _status(run.pod).get(
+        "phase") or "unknown"
+    warning = _last_warning(context["events"], run.pod)
+    said = "; last warning %s: %s" % (warning["reason"], warning["message"]) if warning else ""
+    return "canary Job did not finish within %ds (container: %s%s)" % (context["job_timeout"], waiting, said)
+
+
+def _refusal(run):
     """Why the node refused the pod, quoting the pod's reason and message; "" when it did not.
 
     A pod the kubelet refuses at admission (UnexpectedAdmissionError, OutOfnvidia.com/gpu) ends Failed with
     the why in its status.reason and status.message, and no container ever ran: there is no exit code to report.
     """
-    status = _status(pod)
-    if status.get("phase") != "Failed" or not status.get("reason") or (container.get("state") or {}).get("terminated"):
+    status = _status(run.pod)
+    if status.get("phase") != "Failed" or not status.get("reason") or (run.container.get("state") or {}).get("terminated"):
         return ""
     message = " ".join(str(status.get("message") or "").split())
     return "node %s refused the canary pod (no container ran): %s" % (
-        node, ": ".join(text for text in (str(status["reason"]), message) if text))
+        run.node, ": ".join(text for text in (str(status["reason"]), message) if text))
 
 
 def _last_warning(events, pod):

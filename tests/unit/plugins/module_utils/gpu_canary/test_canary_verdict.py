@@ -417,7 +417,9 @@ def test_no_evidence_line_fails_and_quotes_the_output():
     result, r = one_lane("l40s-cuda-1gpu", "silent", "real-l40s", "succeeded", "Succeeded", terminated(0),
                          log="No devices were found\n")
     assert result["result"] == "failed"
-    assert result["reason"] == "no GPU evidence in the log (no line matches ^[^,]+, [0-9][0-9.]*, [0-9]+ MiB$)"
+    assert result["reason"] == ("no GPU evidence in the log (no line matches ^[^,]+, [0-9][0-9.]*, [0-9]+ MiB$); "
+                                "the job saw no GPU on node real-l40s (nvidia.com/gpu.product=NVIDIA-L40S); the lane "
+                                "wants 1 GPU of NVIDIA-L40S (class l40s) on a node with nvidia.com/gpu.product=NVIDIA-L40S")
     assert result["evidence"] == ["No devices were found"]
 
 
@@ -449,7 +451,10 @@ def test_other_mig_profile_is_no_proof():
     result, r = one_lane("a100-cuda-mig-1g-10gb", "mig-other", "real-a100", "succeeded", "Succeeded", terminated(0),
                          log=log)
     assert result["result"] == "failed"
-    assert result["reason"] == r"no GPU evidence in the log (no line matches ^\s*MIG 1g\.10gb\s+Device\s+[0-9]+:)"
+    assert result["reason"] == (r"no GPU evidence in the log (no line matches ^\s*MIG 1g\.10gb\s+Device\s+[0-9]+:); "
+                                "the job saw 1 GPU (NVIDIA A100-SXM4-80GB) with MIG device 1g.20gb on node real-a100 "
+                                "(nvidia.com/gpu.product=NVIDIA-A100-SXM4-80GB); the lane wants 1 MIG device 1g.10gb of "
+                                "NVIDIA-A100-SXM4-80GB (class a100) on a node with nvidia.com/gpu.product=NVIDIA-A100-SXM4-80GB")
 
 
 def test_render_node_and_discrete_gpu_prove_a_dri_lane():
@@ -483,7 +488,7 @@ def fleet():
     for name, node_name, outcome, state, log in [
         ("l40s-cuda-1gpu", "gpu-l40s-0", "succeeded", terminated(0), None),
         ("a100-cuda-mig-1g-10gb", "real-a100", "succeeded", terminated(0),
-         "  MIG 1g.10gb     Device  0: (UUID: MIG-88d2)\n"),
+         "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-5a1c)\n  MIG 1g.10gb     Device  0: (UUID: MIG-88d2)\n"),
         ("dri-dri", "real-dri", "failed", terminated(2), "ls: cannot access '/dev/dri/renderD128': No such file\n"),
     ]:
         jobs.append(job(PREFIX + name, outcome))
