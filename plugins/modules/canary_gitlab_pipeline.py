@@ -26,6 +26,13 @@ description:
   - Before any change it checks that GitLab answers at I(url), accepts the token, has the project, and lets the
     token's user push to I(ref) (Developer access or more, and push rights where the branch is protected); each
     failure names the gpu_canary variable to fix, never the token.
+  - GitLab's transient errors (500, 502, 503, 504, 52x, a refused or reset connection) are retried by python-gitlab
+    (its C(retry_transient_errors), with its backoff of 0.1 s doubling, at most 6 times a request, about 6 s), except
+    the commit and the creation of the pipeline, which change GitLab and are sent once, since a proxy's 502 does not
+    say whether GitLab made them; the next run finds the file committed and makes no second commit.
+  - A step that fails after the commit (or after the pipeline was created) fails the task with RV(commit),
+    RV(pipeline) and RV(project) as far as they were made, and a RV(msg) that names the commit, so a commit is never
+    made silently.
   - Why a module of our own - M(community.general.gitlab_project_variable) and the other community.general GitLab
     modules manage settings, none commits a file only when it changed or runs a pipeline and follows its jobs;
     a series of M(ansible.builtin.uri) tasks could, but would put the token into every task's arguments and
@@ -122,16 +129,22 @@ changed:
   type: bool
 project:
   description: The canary project's C(id), C(path) and C(web_url).
-  returned: success
+  returned: success, or a failure after a commit or a pipeline was made
   type: dict
 commit:
-  description: The commit made (C(id), C(web_url)); null when the file was unchanged or in check mode.
-  returned: success
+  description:
+    - The commit made (C(id), C(web_url)); null when the file was unchanged or in check mode.
+    - Also returned by a failure after the commit, with RV(project) and RV(pipeline) (null when none was created).
+  returned: success, or a failure after a commit or a pipeline was made
   type: dict
 pipeline:
   description: The pipeline's C(id), C(web_url) and final C(status); null in check mode.
-  returned: success
+  returned: success, or a failure after a commit or a pipeline was made
   type: dict
+msg:
+  description: Why the task failed, naming the gpu_canary variable to fix and, when one was made, the commit.
+  returned: failure
+  type: str
 jobs:
   description:
     - The pipeline's jobs by name, each with C(id), C(status), C(tags), C(web_url), C(failure_reason), C(runner)

@@ -122,6 +122,9 @@ def http_problem(step, status, project, ref, url, detail=""):
             PROJECT_VAR, url, project, TOKEN_VAR))
     if status in (400, 404):
         return "%s: GitLab refused %s in project %s at ref %s (%s)%s" % (REF_VAR, step, project, ref, status, detail)
+    if status is None:
+        # python-gitlab could not parse the answer (a proxy's login page where GitLab's JSON should be).
+        return "%s: %s answered %s with something that is not GitLab's API%s" % (URL_VAR, url, step, detail)
     return "%s: GitLab at %s answered %s while %s%s" % (URL_VAR, url, status, step, detail)
 
 

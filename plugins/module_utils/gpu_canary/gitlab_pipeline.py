@@ -13,6 +13,12 @@ Nothing is changed before GitLab has answered that the project exists and
 the token's user may push there; in check mode nothing is changed at all.
 The token goes to python-gitlab and nowhere else: no result, message or
 progress line holds it (the caller also masks it, as no_log does).
+
+GitLab's transient errors (a 502 from its proxy, a 503 while it restarts)
+are retried by python-gitlab itself (``retry_transient_errors``, at most
+MAX_RETRIES times a request), except for the two requests that change
+GitLab (the commit, the pipeline). A step that fails after the commit
+returns the commit with the failure (``failure``), so it is never lost.
 """
 
 from __future__ import annotations
@@ -45,15 +51,46 @@ except ImportError:  # pragma: no cover - the module says what is missing
 
 # A progress line is shown when the jobs' states change, and at least this often (seconds) while they do not.
 PROGRESS_EVERY = 30
+# How often python-gitlab tries a request again after a transient error (500, 502, 503, 504, 52x, a refused
+# or reset connection) before the canary reports it: its backoff waits 0.1 s, doubling (Retry-After when GitLab
+# sends one), so about 6 s in all, enough for a proxy's blip or a restarting pod, and an unreachable URL is still
+# named within seconds. python-gitlab's own default (10) waits up to 102 s.
+MAX_RETRIES = 6
 
 
 class CanaryError(Exception):
-    """A failure of the canary's pipeline whose message names the variable to fix."""
+    """A failure of the canary's pipeline whose message names the variable to fix.
+
+    ``made`` is the run's result so far when it had changed GitLab (committed) before it failed.
+    """
+
+    def __init__(self, message, made=None):
+        super().__init__(message)
+        self.made = made
 
 
-def gitlab_client(url, token):
-    """A python-gitlab client; the token lives only in it (its session's PRIVATE-TOKEN header)."""
-    return gitlab.Gitlab(url, private_token=token, timeout=30, retry_transient_errors=False)
+if HAS_GITLAB:
+    class _Gitlab(gitlab.Gitlab):
+        """python-gitlab's client with its retries of transient errors on, bounded to MAX_RETRIES per request.
+
+        python-gitlab takes ``max_retries`` per request only; every request of
+        the canary passes through here, pagination included.
+        """
+
+        def http_request(self, *args, **kwargs):
+            kwargs.setdefault("max_retries", MAX_RETRIES)
+            return super().http_request(*args, **kwargs)
+
+
+def gitlab_client(url, token, session=None):
+    """A python-gitlab client; the token lives only in it (its session's PRIVATE-TOKEN header).
+
+    It retries GitLab's transient errors (python-gitlab's ``retry_transient_errors``),
+    except where a request changes GitLab (``_once``). ``session`` (a
+    requests.Session) is for tests, which answer with a fake transport.
+    """
+    extra = {"session": session} if session is not None else {}
+    return _Gitlab(url, private_token=token, timeout=30, retry_transient_errors=True, **extra)
 
 
 def pod_lister(kubeconfig=None, context=None):
@@ -112,10 +149,23 @@ def run_canary_pipeline(params, client, list_pods, say, check_mode=False, sleep=
         action = "create" if current is None else "update"
         commit = _call(lambda: project.commits.create({
             "branch": ref, "commit_message": COMMIT_MESSAGE,
-            "actions": [{"action": action, "file_path": CI_FILE, "content": wanted}]}), "committing %s" % CI_FILE, params)
+            "actions": [{"action": action, "file_path": CI_FILE, "content": wanted}]}, **_ONCE),
+            "committing %s" % CI_FILE, params)
         result["commit"] = {"id": commit.attributes.get("id"), "web_url": commit.attributes.get("web_url")}
         say("committed %s to %s@%s: %s" % (CI_FILE, project_name, ref, result["commit"]["id"]))
-    pipeline = _call(lambda: project.pipelines.create({"ref": ref}), "creating a pipeline", params)
+    # Whatever fails from here on, the module's failure reports the commit (and the pipeline) made before.
+    try:
+        return _run_pipeline(project, result, params, list_pods, say, sleep, clock)
+    except CanaryError as error:
+        raise CanaryError(str(error), result) from error
+    except Exception as error:  # pylint: disable=broad-exception-caught
+        raise CanaryError(unreachable_problem(params["url"], error), result) from error
+
+
+def _run_pipeline(project, result, params, list_pods, say, sleep, clock):
+    """Create the pipeline, watch its jobs, read their traces; fills in ``result`` as it goes."""
+    ref, project_name = params["ref"], str(params["project"])
+    pipeline = _call(lambda: project.pipelines.create({"ref": ref}, **_ONCE), "creating a pipeline", params)
     result["pipeline"] = {"id": pipeline.attributes["id"], "web_url": pipeline.attributes.get("web_url"),
                           "status": pipeline.attributes.get("status")}
     say("pipeline %s on %s@%s: %s" % (pipeline.attributes["id"], project_name, ref, pipeline.attributes.get("web_url")))
@@ -132,7 +182,7 @@ def run_canary_pipeline(params, client, list_pods, say, check_mode=False, sleep=
         for key in ("queued_at", "started_at"):
             job.pop(key)
     result["jobs"] = jobs
-    result["summary"] = pipeline_summary(result, check_mode)
+    result["summary"] = pipeline_summary(result)
     return result
 
 
@@ -146,6 +196,32 @@ def pipeline_summary(result, check_mode=False):
     pipeline = result["pipeline"]
     commit = "committed %s" % result["commit"]["id"] if result["commit"] else "the file was unchanged"
     return "Pipeline %s (%s): %s; %s." % (pipeline["id"], pipeline["web_url"], pipeline["status"], commit)
+
+
+# A request that changes GitLab is made once: a proxy's 502 does not say whether GitLab committed or started the
+# pipeline, and a retry could commit twice or start a second pipeline that nobody watches. The canary's next run
+# finds the file committed (no second commit) and starts its pipeline.
+_ONCE = {"retry_transient_errors": False}
+
+
+def failure(message, made=None):
+    """The module's failure result: ``msg``, and what it had made in GitLab before (``made``: the run's result so far).
+
+    A commit (or a pipeline) made before a later step failed is reported
+    with the failure (``commit``, ``pipeline``, ``project``, and the
+    ``summary`` and ``msg`` naming it), so the role's report and the user see
+    what changed in GitLab; without one the failure is only ``msg``.
+    """
+    if not made or not (made.get("commit") or made.get("pipeline")):
+        return {"failed": True, "changed": False, "msg": message}
+    commit, pipeline = made.get("commit"), made.get("pipeline")
+    done = " and ".join(part for part in (
+        "committed %s to %s@%s: %s (%s)" % (made["file"], made["project"]["path"], made["ref"], commit["id"],
+                                             commit["web_url"]) if commit else "",
+        "created pipeline %s (%s)" % (pipeline["id"], pipeline["web_url"]) if pipeline else "") if part)
+    message = "%s (before that the canary %s)" % (message, done)
+    kept = dict((key, value) for key, value in made.items() if key != "diff")
+    return dict(kept, failed=True, changed=bool(commit), msg=message, summary="The canary's GitLab step failed: %s." % message)
 
 
 def _call(action, step, params):
@@ -290,7 +366,7 @@ def run_module(params, say, check_mode, client=None, list_pods=None, sleep=time.
         client = client or gitlab_client(params["url"], token)
         result = run_canary_pipeline(params, client, list_pods, lambda line: say(scrub(line)), check_mode, sleep, clock)
     except CanaryError as error:
-        return {"failed": True, "changed": False, "msg": scrub(str(error))}
+        return scrub(dict(failure(str(error), error.made), pods_note=pods_note))
     except Exception as error:  # pylint: disable=broad-exception-caught
         # An answer the code does not expect (a proxy's HTML page, a malformed URL) still names the URL.
         return {"failed": True, "changed": False, "msg": scrub(unreachable_problem(params["url"], error))}

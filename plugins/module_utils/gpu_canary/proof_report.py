@@ -129,6 +129,8 @@ def gitlab_summary(gitlab):
         "pipeline_url": pipeline.get("web_url"),
         "pipeline_status": pipeline.get("status"),
         "pods_note": gitlab.get("pods_note") or "",
+        # A step that failed after the commit (or the pipeline) was made: the module's message, else "".
+        "error": str(gitlab.get("msg") or "") if gitlab.get("failed") else "",
     }
 
 

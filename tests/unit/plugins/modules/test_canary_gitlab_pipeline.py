@@ -198,10 +198,15 @@ def test_a_ref_gitlab_refuses_names_the_ref_variable_and_commits_nothing(standin
     assert standin.commits(TOKEN) == commits
 
 
-def test_unreachable_url_names_the_url_variable():
+def test_unreachable_url_names_the_url_variable(monkeypatch):
+    # A refused connection is one of GitLab's transient errors (a restarting pod): python-gitlab tries again,
+    # MAX_RETRIES times with its backoff (recorded here instead of slept), then the URL is named.
+    waited = []
+    monkeypatch.setattr("time.sleep", waited.append)
     url = "http://127.0.0.1:%d" % free_port()
     result, _said = run(params(url))
     assert result["failed"] and result["msg"].startswith("gpu_canary_gitlab_url: GitLab cannot be reached at " + url)
+    assert len(waited) == canary_gitlab_pipeline.MAX_RETRIES
 
 
 class _Project:
