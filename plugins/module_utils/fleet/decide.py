@@ -16,7 +16,9 @@ label and read back:
   ``service_monitor_release``, which refuses
   ``gpu_operator_dcgm_service_monitor: on`` without the CRD), and the
   refusal of a second GPU Operator on the cluster (``gpu_operator/owner.py``);
-- ``gitlab_runner``: what to remove (``gitlab_runner/removals.py``) and,
+- ``gitlab_runner``: what to remove (``gitlab_runner/removals.py``; a
+  converge that would remove every pool the cluster holds while the
+  inventory declares none of them is refused, ``whole_fleet_refusal``) and,
   with state present, its pending changes, whose objects hold the pools'
   token Secrets as the inventory gives them
   (``gitlab_runner/token_secrets.py``), and the Secrets of the runners the
@@ -52,7 +54,10 @@ from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.credenti
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.plan import monitor_changes
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.removals import arc_runners_removals
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.plan import pod_monitor_releases
-from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.removals import gitlab_runner_removals
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.removals import (
+    gitlab_runner_removals,
+    whole_fleet_refusal,
+)
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.token_secrets import (
     gitlab_runner_token_secrets,
 )
@@ -122,6 +127,10 @@ def gitlab_runner_decision(plan, found, pools, check_mode):
     decision = {"removals": removals, "pending": {}, "created_pools": [], "created_secrets": []}
     if settings["state"] != "present":
         return decision, ""
+    # Pruning every pool the cluster holds, none of them declared, is a lost pool list, not a wish (removals.py).
+    refusal = whole_fleet_refusal(plan["pools"], removals, settings)
+    if refusal:
+        return decision, refusal
     # The chart's PodMonitor, as the CRD's presence and gitlab_runner_pod_monitors decide.
     releases, refusal = pod_monitor_releases(plan, found("pod_monitor_crd"))
     if refusal:

@@ -29,9 +29,12 @@ takes them, pools without their tokens) it returns:
   Secrets (``[]`` when there are none);
 - ``converges``: whether the role installs anything (state present);
 - ``removal``: what decides the removals (``gitlab_runner/removals.py``):
-  the role's ``state``, ``prune``, ``namespace`` and ``timeout``, the
+  the role's ``state``, ``prune``, ``fleet``, ``namespace`` and ``timeout``, the
   seconds an uninstall may wait for its manager to stop (at least the
-  managers' grace period, ``gitlab_runner/manager_stop.py``);
+  managers' grace period, ``gitlab_runner/manager_stop.py``), and
+  ``allow_removing_all`` (``gitlab_runner_allow_removing_all_pools``: a
+  converge may remove every pool the cluster holds though the inventory
+  declares none of them);
 - ``pod_monitors``: what decides whether each release makes the chart's
   PodMonitor (``gitlab_runner_pod_monitors``, the CRD); the converge's
   decision sets it with ``pod_monitor_releases``. Each release turns the
@@ -90,6 +93,8 @@ METRICS_PORT_NAME = "metrics"
 METRICS = "gitlab_runner_metrics"
 POD_MONITORS = "gitlab_runner_pod_monitors"
 POD_MONITOR_LABELS = "gitlab_runner_pod_monitor_labels"
+# Lets one converge remove every pool the cluster holds though the inventory declares none of them (removals.py).
+ALLOW_REMOVING_ALL = "gitlab_runner_allow_removing_all_pools"
 # The group of the role's reads in k8s_reads' answer (site.yml reads for every role at once).
 GROUP = "gitlab_runner"
 RBAC = "rbac.authorization.k8s.io/v1"
@@ -160,6 +165,8 @@ def gitlab_runner_plan(settings, gpu_classes=None):
         "converges": settings.get("gitlab_runner_state", "present") == "present",
         "removal": {"state": settings.get("gitlab_runner_state", "present"),
                     "prune": bool(settings.get("gitlab_runner_prune", True)),
+                    "fleet": settings["gitlab_runner_fleet"],
+                    "allow_removing_all": bool(settings.get(ALLOW_REMOVING_ALL, False)),
                     "namespace": settings["gitlab_runner_namespace"],
                     "timeout": removal_timeout(settings["gitlab_runner_wait_timeout"],
                                                settings.get("gitlab_runner_extra_values"))},

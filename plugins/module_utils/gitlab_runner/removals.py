@@ -14,6 +14,7 @@ no longer names are still found. Given the plan's pools and those accounts:
   itself (the fleet's labels, ``labels``, and the pool label);
 - ``existing``: of those, the pools the cluster still holds (their manager
   ServiceAccount was found): what a rerun still has to remove;
+  ``found_pools``: every pool of the fleet the cluster holds;
 - ``releases``: their Helm releases as ``helm_releases`` takes them (state
   absent, deleted in the foreground, helm not waiting), where they were
   found, else where this inventory would put them;
@@ -29,11 +30,23 @@ no longer names are still found. Given the plan's pools and those accounts:
 - ``object_reads``: what finds the removed pools' own objects wherever they
   are (job namespaces may differ per pool), as ``k8s_reads`` takes them;
   ``gitlab_runner_removed_objects`` then says what of them to delete.
+
+``whole_fleet_refusal`` is the second guard against an inventory mistake
+(the first is the preflight's refusal of a misspelt variable,
+common/known_variables.py): pruning removes what the cluster holds and the
+inventory lacks, so a pool list that went missing (misspelt, in a file
+the inventory no longer loads, another inventory pointed at this cluster)
+would remove the whole fleet, managers with running jobs included. A
+converge that would remove every pool the cluster holds while the inventory
+declares none of them is refused before anything changes, unless the user
+asked for it: ``gitlab_runner_state: absent`` or
+``gitlab_runner_allow_removing_all_pools: true`` (``ALLOW_REMOVING_ALL``).
 """
 
 from __future__ import annotations
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.plan import (
+    ALLOW_REMOVING_ALL,
     CREATED_IN_ANNOTATION,
     JOB_NAMESPACE_ANNOTATION,
     POOL_LABEL,
@@ -89,7 +102,8 @@ def gitlab_runner_removals(value):
     selectors = (label_selectors(fleet_labels) + [set_selector(POOL_LABEL, doomed)]) if doomed else []
     unused = sorted(set(owned) - set(kept))
     return {"names": doomed, "label_selectors": selectors,
-            "existing": [name for name in doomed if name in found], "releases": releases,
+            "existing": [name for name in doomed if name in found], "found_pools": list(found),
+            "releases": releases,
             "manager_wait": manager_wait(releases, value["timeout"]), "kept_namespaces": kept,
             "unused_namespaces": unused,
             "unused_namespace_objects": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
@@ -99,6 +113,34 @@ def gitlab_runner_removals(value):
             "object_reads": [{"key": key, "api_version": api_version, "kind": kind, "label_selectors": selectors,
                               "hidden_fields": ["data", "stringData"]}
                              for key, api_version, kind in POOL_OBJECT_KINDS] if doomed else []}
+
+
+def whole_fleet_refusal(pools, removals, settings):
+    """Why the converge must not remove what ``removals`` names ('' when it may).
+
+    ``pools`` are the plan's (the inventory's, defaults filled in),
+    ``removals`` what ``gitlab_runner_removals`` decided from them and the
+    cluster, ``settings`` the plan's ``removal`` (``state``, ``fleet``,
+    ``allow_removing_all``). Refused: state present, and the removals take
+    every pool the cluster holds of the fleet, none of which the inventory
+    declares (present or absent) - what pruning does when the pool list is
+    lost. A pool declared ``state: absent``, or one kept, shows the inventory
+    knows the fleet: then the removals go ahead.
+    """
+    held, existing = removals["found_pools"], removals["existing"]
+    if settings["state"] != "present" or settings.get("allow_removing_all") or not held:
+        return ""
+    declared = set(pool["name"] for pool in pools)
+    if set(held) - set(existing) or declared & set(held):
+        return ""
+    doomed = ", ".join("%s/%s" % (release["namespace"], release["name"]) for release in removals["releases"]
+                       if release["name"] in set(release_name(name) for name in held))
+    inventory = ("declares only %s" % ", ".join(sorted(declared))) if declared else "declares no pool"
+    return ("gitlab_runner_pools: this converge would remove every pool of fleet %s the cluster holds, releases %s, "
+            "while the inventory declares none of them (gitlab_runner_pools %s); nothing was changed. To remove "
+            "them, set gitlab_runner_state: absent (the whole fleet) or %s: true for this run; to keep them, "
+            "declare them in gitlab_runner_pools (is the variable misspelt, or its file not loaded?)"
+            % (settings.get("fleet", "?"), doomed, inventory, ALLOW_REMOVING_ALL))
 
 
 def gitlab_runner_removed_objects(spec, path="gitlab_runner_removed_objects"):

@@ -153,10 +153,12 @@ def test_a_gitlab_runner_role_with_state_absent_decides_removals_only():
 
 def test_removals_follow_prune_from_the_plan():
     account = {"metadata": {"name": "gitlab-runner-forgotten", "namespace": "gitlab-runner"}}
+    # The declared pool is on the cluster too: pruning the other one leaves the fleet (test_fleet_removal_guard.py).
+    kept = {"metadata": {"name": "gitlab-runner-l40s", "namespace": "gitlab-runner"}}
     for prune, expected in ((True, ["forgotten"]), (False, [])):
         plan = gitlab_runner_plan(gitlab(gitlab_runner_prune=prune))
         outcome = decision_of({"gitlab_runner": {"plan": plan, "pools": [POOL]}},
-                              answers(gitlab_runner={"accounts": [account]}))
+                              answers(gitlab_runner={"accounts": [account, kept]}))
         assert outcome["gitlab_runner"]["removals"]["names"] == expected
         assert ("remove pool forgotten" in outcome["gitlab_runner"]["pending"]["steps"]) is prune
 
