@@ -75,7 +75,9 @@ EXAMPLES = r"""
 # => __converge_changes: {decided: [gpu_operator, gitlab_runner], pending: true,
 #    summary: ['GPU Operator: Nothing to change...', 'GitLab runner pools: To change: ...'],
 #    objects: [...], releases: [...], readback: [...], finish: [gitlab_runner], verified: [gpu_operator, gitlab_runner],
-#    gitlab_runner: {pending: {settled: false, ...}, removals: {...}, created_secrets: []}, ...}
+#    gitlab_runner: {pending: {settled: false, ...}, removals: {...}, created_secrets: []}, ...,
+#    changes: {lines: ['GPU Operator: no changes', 'GitLab runner pools: 1 to change',
+#                      '  change release gitlab-runner/gitlab-runner-cpu', '      concurrent: 2 -> 3'], ...}}
 """
 
 RETURN = r"""
@@ -140,6 +142,16 @@ verified:
   returned: unless a refusal stops the run
   type: list
   elements: str
+changes:
+  description:
+    - What each role that decided would add, change and remove, the list the converge prints before it applies (in
+      check mode too) and C(playbooks/plan.yml) prints. It holds no secret - a Secret by name only, values under
+      token- or password-like keys hidden, credentials in URLs masked.
+    - C(roles) maps each decided role to its C(name) in words, its C(add), C(change) and C(remove) entries (each
+      C(what) and C(diff), the short diff of a change) and C(notes) (Deployments a converge would wait for);
+      C(lines) are the console lines; C(none) is true when no role has anything to add, change or remove.
+  returned: unless a refusal stops the run
+  type: dict
 msg:
   description: Why the run stops (a second GPU Operator on the cluster).
   returned: when refused

@@ -64,8 +64,14 @@ from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.token_
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator.node_labels import gpu_operator_node_labels
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator.owner import gpu_operator_owner
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator.plan import service_monitor_release
+from ansible_collections.gpuci.runners.plugins.module_utils.fleet.changes import change_list
 from ansible_collections.gpuci.runners.plugins.module_utils.fleet.objects import fleet_objects
 from ansible_collections.gpuci.runners.plugins.module_utils.fleet.pending_changes import pending_changes
+from ansible_collections.gpuci.runners.plugins.module_utils.fleet.role_changes import (
+    arc_runners_changes,
+    gitlab_runner_changes,
+    gpu_operator_changes,
+)
 from ansible_collections.gpuci.runners.plugins.module_utils.fleet.steps import ROLES, STEPS
 from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import ValidationError, require_mapping
 
@@ -85,7 +91,7 @@ def gpu_operator_decision(plan, found, check_mode):
     # The DCGM exporter's ServiceMonitor, as the CRD and gpu_operator_dcgm_service_monitor decide.
     release, refusal = service_monitor_release(plan, found("service_monitor_crd"))
     if refusal:
-        return {"pending": {}, "node_patches": [], "remove_time_slicing": False}, refusal
+        return {"pending": {}, "node_patches": [], "remove_time_slicing": False, "changes": [], "notes": []}, refusal
     slicing = plan["time_slicing"]
     patches = gpu_operator_node_labels({
         "nodes": found("nodes"), "label_classes": slicing["label_classes"],
@@ -104,7 +110,9 @@ def gpu_operator_decision(plan, found, check_mode):
         "readback": plan["readback_reads"], "check_mode": check_mode})
     refusal = gpu_operator_owner({"policies": found("policy"), "cluster_policy": plan["cluster_policy"],
                                   "release": release["name"], "namespace": release["namespace"]})
-    return {"pending": pending, "node_patches": patches, "remove_time_slicing": remove_time_slicing}, refusal
+    changes = pending["changes"] + gpu_operator_changes(patches, found("nodes"), configmaps if remove_time_slicing else [])
+    return {"pending": pending, "node_patches": patches, "remove_time_slicing": remove_time_slicing,
+            "changes": changes, "notes": pending["notes"]}, refusal
 
 
 def gitlab_runner_decision(plan, found, pools, check_mode):
@@ -124,8 +132,10 @@ def gitlab_runner_decision(plan, found, pools, check_mode):
         "pools": plan["pools"], "found": [account["metadata"] for account in found("accounts")],
         "state": settings["state"], "prune": settings["prune"], "namespace": settings["namespace"],
         "timeout": settings["timeout"], "labels": plan["labels"], "namespaces": namespaces})
-    decision = {"removals": removals, "pending": {}, "created_pools": [], "created_secrets": []}
+    decision = {"removals": removals, "pending": {}, "created_pools": [], "created_secrets": [], "changes": [],
+                "notes": []}
     if settings["state"] != "present":
+        decision["changes"] = gitlab_runner_changes(plan, removals, _pool_objects(found), found("secrets"), [])
         return decision, ""
     # Pruning every pool the cluster holds, none of them declared, is a lost pool list, not a wish (removals.py).
     refusal = whole_fleet_refusal(plan["pools"], removals, settings)
@@ -152,7 +162,15 @@ def gitlab_runner_decision(plan, found, pools, check_mode):
         + ["delete unused namespace " + name for name in removals["unused_namespaces"]]
         + ["create or find in GitLab the runner of pool " + name for name in created],
         "readback": plan["readback_reads"], "check_mode": check_mode})
+    decision["changes"] = decision["pending"]["changes"] + gitlab_runner_changes(
+        plan, removals, _pool_objects(found), found("secrets"), created)
+    decision["notes"] = decision["pending"]["notes"]
     return decision, ""
+
+
+def _pool_objects(found):
+    """The objects of the GitLab pools the read found: what a pool's removal deletes besides its release."""
+    return found("accounts") + found("roles") + found("role_bindings") + found("secrets")
 
 
 def arc_runners_decision(plan, found, scale_sets, check_mode):
@@ -161,7 +179,7 @@ def arc_runners_decision(plan, found, scale_sets, check_mode):
     # The PodMonitors of the controller and the listeners, as the CRD and arc_runners_pod_monitors decide.
     monitors, stale, refusal = monitor_changes(plan, found)
     if refusal:
-        return {"pending": {}, "removals": {}, "stale_monitors": []}, refusal
+        return {"pending": {}, "removals": {}, "stale_monitors": [], "changes": [], "notes": []}, refusal
     credentials = arc_runners_credential_secrets({"secrets": plan["secrets"], "scale_sets": scale_sets})
     pending = pending_changes({
         "namespaces": plan["namespaces"], "namespace_labels": plan["namespace_labels"],
@@ -178,7 +196,8 @@ def arc_runners_decision(plan, found, scale_sets, check_mode):
     # namespace) also changes the scale set's release, so it is never settled.
     removals = arc_runners_removals({"by_scale_set": plan["by_scale_set"], "scale_set_label": plan["scale_set_label"],
                                      "secrets": found("secrets"), "configmaps": found("configmaps")})
-    return {"pending": pending, "removals": removals, "stale_monitors": stale}, ""
+    return {"pending": pending, "removals": removals, "stale_monitors": stale,
+            "changes": pending["changes"] + arc_runners_changes(stale, removals), "notes": pending["notes"]}, ""
 
 
 def _decision(role, plan, found, entry, check_mode):
@@ -233,7 +252,9 @@ def _converge(decision, steps):
     - ``readback``: the reads of the one read-back, of the roles whose ``apply`` or ``verify`` step runs (empty
       for a settled role, and in check mode);
     - ``finish``: the roles with something pending, whose own finishing steps run (restarts, pruning, labels);
-    - ``verified``: the roles whose ``verify`` step runs, checked against their plans (fleet/readback.py).
+    - ``verified``: the roles whose ``verify`` step runs, checked against their plans (fleet/readback.py);
+    - ``changes``: what each decided role would add, change and remove, with short diffs and no secret
+      (fleet/changes.py ``change_list``), which ``playbooks/plan.yml`` and the converge show.
     """
     def pending(role):
         return decision[role]["pending"]
@@ -252,4 +273,6 @@ def _converge(decision, steps):
                      for entry in pending(role)["readback"]],
         "finish": unsettled,
         "verified": [role for role in decided if "verify" in steps[role] and pending(role)],
+        # What plan.yml and the converge (check mode too) show: the same list (fleet/changes.py).
+        "changes": change_list(decision),
     }

@@ -41,6 +41,8 @@ from __future__ import annotations
 
 import base64
 
+from ansible_collections.gpuci.runners.plugins.module_utils.fleet.changes import object_change, release_change
+from ansible_collections.gpuci.runners.plugins.module_utils.fleet.diffs import holds
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s.helm_releases import decide
 from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import (
     child,
@@ -53,13 +55,16 @@ INPUT_KEYS = frozenset(("namespaces", "namespace_labels", "objects", "create_onl
                         "release_records", "awaited", "steps", "check_mode", "apply_releases", "crds_from", "readback"))
 # Helm's status of a release it installed completely, CRDs included.
 DEPLOYED = "deployed"
-_EMPTY = ({}, [], "", None)
 
 
 def pending_changes(spec, path="pending_changes"):
-    """``{objects, releases, unavailable, steps, settled, summary, apply, apply_releases, readback}``.
+    """``{objects, releases, unavailable, steps, settled, summary, apply, apply_releases, readback, changes, notes}``.
 
-    What is pending, and what the converge must apply and read back.
+    What is pending, and what the converge must apply and read back;
+    ``changes`` are the entries of the change list (fleet/changes.py: each
+    namespace, object and release to add, change or remove, with the short
+    diff of a change, no secret) and ``notes`` the Deployments a converge
+    waits for that no release of this run changes.
 
     ``spec`` holds ``namespaces`` (names that must exist),
     ``namespace_labels`` (the labels of those the role creates), ``objects``
@@ -93,6 +98,7 @@ def pending_changes(spec, path="pending_changes"):
                if not in_place(obj, found.get(object_key(obj)))]
     objects += [obj for obj in object_list(spec.get("create_only"), child(path, "create_only"))
                 if object_key(obj) not in found]
+    changes = [object_change(obj, found.get(object_key(obj))) for obj in namespaces + objects]
     missing = set(obj["metadata"]["name"] for obj in namespaces)
     apply = namespaces + [obj for obj in objects
                           if not (spec.get("check_mode") and (obj.get("metadata") or {}).get("namespace") in missing)]
@@ -104,6 +110,7 @@ def pending_changes(spec, path="pending_changes"):
         action = decide(dict(release, state=release.get("state", "present")), deployed, values)
         if action not in ("unchanged", "absent"):
             releases.append("%s/%s (%s)" % (release["namespace"], release["name"], action))
+            changes.append(release_change(release, deployed, values, action))
     unavailable = [_describe(d) for d in object_list(spec.get("awaited"), child(path, "awaited")) if not available(d)]
     steps = [str(step) for step in spec.get("steps") or []]
     pending = names + releases + ["%s (not Available)" % name for name in unavailable] + steps
@@ -114,7 +121,13 @@ def pending_changes(spec, path="pending_changes"):
             "apply_releases": list(to_apply) if pending else [],
             "readback": [] if not pending or spec.get("check_mode") else list(spec.get("readback") or []),
             "summary": "To change: %s" % ", ".join(pending) if pending else
-            "Nothing to change: the plan is in place (verified from the read)"}
+            "Nothing to change: the plan is in place (verified from the read)",
+            "changes": changes, "notes": _waits(unavailable, releases)}
+
+
+def _waits(unavailable, releases):
+    """The Deployments a converge waits for, in words; none while a release changes (it makes or rolls them)."""
+    return [] if releases else ["%s is not Available: a converge waits for it" % name for name in unavailable]
 
 
 def _after_crds(releases, crds_from, records):
@@ -143,18 +156,8 @@ def in_place(desired, live):
     if string_data:
         encoded = dict((k, base64.b64encode(str(v).encode("utf-8")).decode("ascii")) for k, v in string_data.items())
         desired["data"] = dict(desired.get("data") or {}, **encoded)
-    return _holds(live, desired)
-
-
-def _holds(live, desired):
-    if isinstance(desired, dict):
-        # The API server omits empty fields (omitempty): an empty value asked for is a missing one.
-        return isinstance(live, dict) and all(_holds(live[k], v) if k in live else v in _EMPTY
-                                              for k, v in desired.items())
-    if isinstance(desired, list):
-        # A list is replaced whole by a merge patch: same length, item by item.
-        return isinstance(live, list) and len(live) == len(desired) and all(map(_holds, live, desired))
-    return live == desired and type(live) is type(desired)
+    # The API server omits empty fields (omitempty); a merge patch replaces a list whole (fleet/diffs.py).
+    return holds(live, desired)
 
 
 def available(deployment):

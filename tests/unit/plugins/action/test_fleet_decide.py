@@ -104,7 +104,10 @@ def test_settled_roles_leave_the_converge_nothing_to_do():
                                 {"gitlab_runner": ALL})
     assert converge == {"pending": False, "summary": ["GitLab runner pools: " + settled["summary"]], "objects": [],
                         "releases": [], "create_runners": [], "readback": [], "finish": [],
-                        "verified": ["gitlab_runner"]}
+                        "verified": ["gitlab_runner"],
+                        "changes": {"roles": {"gitlab_runner": {"name": "GitLab runner pools", "add": [], "change": [],
+                                                                "remove": [], "notes": []}},
+                                    "lines": ["GitLab runner pools: no changes"], "none": True}}
 
 
 def test_runners_the_role_creates_get_their_secrets_after_gitlab_answers():

@@ -71,7 +71,8 @@ def test_everything_in_place_is_settled():
                               "awaited": [deployment("l40s")], "steps": []})
     assert result == {"objects": [], "releases": [], "unavailable": [], "steps": [], "settled": True, "apply": [],
                       "apply_releases": [], "readback": [],
-                      "summary": "Nothing to change: the plan is in place (verified from the read)"}
+                      "summary": "Nothing to change: the plan is in place (verified from the read)",
+                      "changes": [], "notes": []}
 
 
 READBACK = [{"key": "managers", "kind": "Deployment", "wait": True}]
@@ -217,7 +218,8 @@ def test_deployments_that_are_not_available_are_named():
 def test_other_steps_keep_it_unsettled():
     assert pending_changes({"steps": ["remove pool old"]}) == {
         "objects": [], "releases": [], "unavailable": [], "steps": ["remove pool old"], "settled": False,
-        "apply": [], "apply_releases": [], "readback": [], "summary": "To change: remove pool old"}
+        "apply": [], "apply_releases": [], "readback": [], "summary": "To change: remove pool old",
+        "changes": [], "notes": []}
 
 
 def test_missing_namespaces_are_pending():
