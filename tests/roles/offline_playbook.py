@@ -17,11 +17,11 @@ REPO = Path(__file__).resolve().parents[2]
 TOKENS = ("glrt-testbed-l40s-placeholder", "glrt-testbed-a100-placeholder", "ghp-testbed-placeholder-not-a-token")
 
 
-def run_offline(playbook, out_var, out_dir, *extra):
-    """ansible-playbook playbooks/<playbook> writing to out_dir (passed as out_var); returns (rc, output)."""
+def run_offline(playbook, out_var, out_dir, *extra, cwd=REPO):
+    """ansible-playbook playbooks/<playbook> writing to out_dir (passed as out_var), run in cwd; returns (rc, output)."""
     env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                GPUCI_KUBECONFIG=str(out_dir / "no-such-kubeconfig"))
     cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(REPO / "inventories" / "local"),
            str(REPO / "playbooks" / playbook), "-e", f"{out_var}={out_dir}", *extra]
-    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, check=False, timeout=300)
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False, timeout=300)
     return proc.returncode, proc.stdout + proc.stderr

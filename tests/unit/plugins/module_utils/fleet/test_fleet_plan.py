@@ -65,12 +65,56 @@ def test_objects_namespaces_and_lanes():
 
 
 def test_summary_says_what_each_release_is():
-    plan = whole_plan()
-    assert plan["summary"][0] == "release gpu-operator/gpu-operator: chart gpu-operator v26.7.0 (gpu_operator)"
+    plan = whole_plan(offline=True)
+    assert plan["summary"][1] == "release gpu-operator/gpu-operator: chart gpu-operator v26.7.0 (gpu_operator)"
     assert "secret gitlab-runner/gitlab-runner-l40s-token (gitlab_runner; data not shown)" in plan["summary"]
 
 
 def test_a_cluster_with_nothing_declared_says_so():
     plan = fleet_plan({"gpu_operator": None, "gitlab_runner": None, "arc_runners": None, "canary_lanes": []})
     assert plan["releases"] == [] and plan["summary"] == [
+        "Did not look at the cluster (no role converges anything here, or the tags of this run leave every role out): "
+        "what site would make, not what it would change",
         "nothing: the inventory declares no GPU Operator, pool or scale set for this cluster"]
+    assert plan["cluster"] == {"looked": False, "why": "no role converges anything here, or the tags of this run leave "
+                                                       "every role out"}
+
+
+CHANGES = {"roles": {"gitlab_runner": {"name": "GitLab runner pools", "add": [], "remove": [], "notes": [],
+                                       "change": [{"what": "release gitlab-runner/gitlab-runner-cpu",
+                                                   "diff": ["concurrent: 2 -> 3"]}]}},
+           "lines": ["GitLab runner pools: 1 to change", "  change release gitlab-runner/gitlab-runner-cpu",
+                     "      concurrent: 2 -> 3"], "none": False}
+
+
+def test_a_plan_that_read_the_cluster_shows_what_site_would_change_and_the_roles_it_left_out():
+    plan = whole_plan(changes=CHANGES)
+    assert plan["cluster"] == {"looked": True, "why": ""}
+    assert plan["changes"] == CHANGES["roles"]
+    assert plan["summary"] == ["Read the cluster, changed nothing: what site would add, change and remove"] \
+        + CHANGES["lines"] + ["GPU Operator: not compared, the tags of this run leave it out",
+                              "ARC: not compared, the tags of this run leave it out"]
+    settled = dict(CHANGES, lines=["GitLab runner pools: no changes"], none=True)
+    assert whole_plan(changes=settled, gpu_operator=None, arc_runners=None)["summary"] == [
+        "Read the cluster, changed nothing: site would change nothing", "GitLab runner pools: no changes"]
+
+
+def test_a_plan_that_did_not_look_says_why_and_shows_what_site_would_make():
+    offline = whole_plan(changes=None, offline=True)
+    assert offline["cluster"] == {"looked": False, "why": "gpuci_plan_offline is set"} and offline["changes"] is None
+    assert offline["summary"][0] == "Did not look at the cluster (gpuci_plan_offline is set): what site would make, " \
+                                    "not what it would change"
+    assert "release gitlab-runner/gitlab-runner-cpu: chart gitlab-runner 0.86.0 (gitlab_runner)" in offline["summary"]
+    # offline wins over a decision (none is made then), and a read that failed is quoted, credentials masked.
+    assert whole_plan(changes=CHANGES, offline=True)["cluster"]["looked"] is False
+    unread = whole_plan(read_error="Cannot reach the Kubernetes API server at https://admin:pw@10.0.0.1:6443")
+    assert unread["cluster"]["why"] == "the cluster could not be read: Cannot reach the Kubernetes API server at " \
+                                       "https://***@10.0.0.1:6443"
+
+
+def test_chart_repository_credentials_in_a_url_never_reach_the_plan():
+    plan = whole_plan(gitlab_runner=gitlab_runner_plan(gitlab_settings(
+        L40S, CPU, gitlab_runner_chart_repo_url="https://deploy:REPO-SECRET@charts.example.com/gitlab")), offline=True)
+    gitlab = [release for release in plan["releases"] if release["role"] == "gitlab_runner"]
+    assert [release["repository"] for release in gitlab] == ["https://***@charts.example.com/gitlab"] * 2
+    assert "REPO-SECRET" not in json.dumps(plan)
