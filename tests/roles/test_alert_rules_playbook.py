@@ -10,14 +10,16 @@ rules are tests/rules' (make rules-tests).
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import yaml
 
-from offline_playbook import TOKENS, run_offline
+from offline_playbook import REPO, TOKENS, run_offline
 
 
-def run_playbook(out_dir, *extra):
+def run_playbook(out_dir, *extra, **options):
     return run_offline("alert_rules.yml", "gpuci_alert_rules_dir", out_dir, "-e", "gpuci_alert_rules_in_cluster=off",
-                       *extra)
+                       *extra, **options)
 
 
 def test_the_local_inventory_gets_its_rules_file(tmp_path):
@@ -39,3 +41,11 @@ def test_a_bad_threshold_stops_the_run_naming_its_variable(tmp_path):
     assert returncode != 0
     assert "gpuci_alert_queue_seconds: expected a positive number, got 'ten'" in output
     assert not (tmp_path / "rules" / "testbed.rules.yml").exists()
+
+
+def test_a_relative_rules_dir_is_where_ansible_playbook_runs_not_the_playbooks_dir(tmp_path):
+    """Run from a directory of the user's: the rules land there, as the playbook's header says."""
+    returncode, output = run_playbook(Path("rules"), cwd=tmp_path)
+    assert returncode == 0, output[-4000:]
+    assert (tmp_path / "rules" / "testbed.rules.yml").is_file()
+    assert not (REPO / "playbooks" / "rules").exists(), "written relative to the playbook's directory"
