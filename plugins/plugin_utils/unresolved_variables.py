@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from ansible.errors import AnsibleError
+
 from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import child, named_item
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -39,7 +41,7 @@ def first_unresolved(variables, names, is_template, template):
     or None when each resolves.
 
     ``variables`` holds the values as loaded (templates unrendered), ``is_template(text)`` says whether a
-    string is one, ``template(text)`` renders it or raises. Lists of mappings are named by their entries'
+    string is one, ``template(text)`` renders it or raises an AnsibleError. Lists of mappings are named by their entries'
     names, as the roles' errors name them (``gitlab_runner_pools[name=l40s]``).
     """
     for name in names:
@@ -58,7 +60,7 @@ def _walk(value, path, is_template, template):
     elif isinstance(value, str) and is_template(value):
         try:
             template(value)
-        except Exception as error:  # noqa: BLE001 - any failure of the template is the one to name
+        except AnsibleError as error:  # Ansible's template errors (undefined, filter, syntax) all are
             return path, error
         return None
     else:
