@@ -3,7 +3,7 @@
 """The canary in GitLab mode, against the testbed's GitLab stand-in and the real GitLab Runner.
 
 inventories/local turns GitLab mode on (gpu_canary.yml: the stand-in at
-10.89.0.1:18880, project gpuci/canary, ref main). The runner pools of
+10.89.<instance>.1:18880, project gpuci/canary, ref main). The runner pools of
 inventories/local are converged first (gitlab_runner.yml), so their real
 runner managers poll the stand-in from the real node; then canary.yml:
 
@@ -43,6 +43,8 @@ RUN_ID = uuid.uuid4().hex[:12]
 # The stand-in takes any glpat- token: a unique one, so a leak cannot be a coincidence.
 TOKEN = f"glpat-canary-gitlab-{RUN_ID}"
 STANDIN_RECORD = Layout.from_environment().node_dir / "gitlab-standin.jsonl"
+# This testbed instance's stand-in, where inventories/local points the canary (gpuci_testbed_gitlab_url).
+STANDIN_URL = Layout.from_environment().gitlab_standin_url
 COMMITS_ENDPOINT = "/api/v4/projects/:id/repository/commits"
 PIPELINE_ENDPOINT = "/api/v4/projects/:id/pipeline"
 GPU_POOLS = {"l40s": "l40s-cuda-1gpu", "a100-mig": "a100-cuda-mig-1g-10gb"}
@@ -215,11 +217,11 @@ def test_the_token_appears_nowhere(gitlab_canary, testbed):
 def test_a_wrong_token_fails_before_any_commit_naming_the_variable(testbed, playbooks, tmp_path):
     mark = len(record())
     run = playbooks.run("canary.yml", extra_vars=canary_vars(tmp_path, gpu_canary_gitlab_api_token="wrong-token"))
-    run.assert_failed_with("gpu_canary_gitlab_api_token: GitLab at http://10.89.0.1:18880 refused the token (401")
+    run.assert_failed_with(f"gpu_canary_gitlab_api_token: GitLab at {STANDIN_URL} refused the token (401")
     assert "wrong-token" not in run.output
     assert not [r for r in record()[mark:] if r["endpoint"] in (COMMITS_ENDPOINT, PIPELINE_ENDPOINT)]
 
 
 def test_an_unknown_project_fails_naming_the_variable(testbed, playbooks, tmp_path):
     run = playbooks.run("canary.yml", extra_vars=canary_vars(tmp_path, gpu_canary_gitlab_project="nobody/nothing"))
-    run.assert_failed_with("gpu_canary_gitlab_project: GitLab at http://10.89.0.1:18880 has no project nobody/nothing")
+    run.assert_failed_with(f"gpu_canary_gitlab_project: GitLab at {STANDIN_URL} has no project nobody/nothing")
