@@ -79,7 +79,7 @@ integration: venv build-testbed
 # no helm call decides (marker helm_agnostic: refused input, the tests' own
 # pods, a second setup making the same helm calls).
 HELM4_TESTS := $(addprefix tests/integration/,test_helm_field_validation.py test_gitlab_runner.py \
-	test_arc_runners.py test_gpu_operator.py test_faults.py)
+	test_arc_runners.py test_gpu_operator.py test_faults.py test_helm_repository_credentials.py)
 helm4-tests: venv build-testbed
 	GPUCI_HELM=4 bash tools/testbed/build.sh helm
 	GPUCI_HELM=4 PATH="$$(GPUCI_HELM=4 bash tools/testbed/build.sh --print-paths):$$PATH" \
