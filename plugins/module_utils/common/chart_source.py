@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.gpuci.runners.plugins.module_utils.common.url_credentials import masked_url
 from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import ValidationError
 
 # A pinned version: Helm would read anything looser (0.14.x, ^1.2, latest) as a range or fail late.
@@ -30,5 +31,6 @@ def check_chart_source(prefix, settings):
         raise ValidationError(prefix + "_chart_version",
                               "must be a pinned chart version such as 1.2.3 or v1.2.3, %s" % unless, version)
     if not REPO_URL.match(str(repo_url or "")):
+        # Shown with its credentials masked: a URL refused for its scheme may still carry a password.
         raise ValidationError(prefix + "_chart_repo_url", "must be an http(s):// or oci:// URL, %s" % unless,
-                              repo_url)
+                              masked_url(repo_url) if repo_url else repo_url)

@@ -20,7 +20,8 @@ the short diff of a change (``fleet/diffs.py``: secrets hidden).
 
 from __future__ import annotations
 
-from ansible_collections.gpuci.runners.plugins.module_utils.fleet.diffs import masked_url, object_diff, values_diff
+from ansible_collections.gpuci.runners.plugins.module_utils.common.url_credentials import masked_url
+from ansible_collections.gpuci.runners.plugins.module_utils.fleet.diffs import object_diff, values_diff
 from ansible_collections.gpuci.runners.plugins.module_utils.fleet.steps import ROLES
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s.helm_releases import same_chart, wanted_chart
 

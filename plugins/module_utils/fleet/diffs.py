@@ -30,11 +30,11 @@ import difflib
 import json
 import re
 
+from ansible_collections.gpuci.runners.plugins.module_utils.common.url_credentials import masked_url
+
 # A key whose value is a secret, wherever it appears in a document.
 SECRET_KEY = re.compile(r"token|passw|secret|private[_-]?key|credential|api[_-]?key|auth[_-]?key|bearer",
                         re.IGNORECASE)
-# The user-information part of a URL: scheme://user:password@host.
-URL_CREDENTIALS = re.compile(r"([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s\"']+@")
 # A line of a text document that sets a key: `key = value`, `key: value`, `"key" = value`.
 TEXT_SETTING = re.compile(r"^(\s*[\"']?)([\w.-]+)([\"']?\s*[=:]\s*)(.+)$")
 HIDDEN = "(hidden)"
@@ -44,11 +44,6 @@ MAX_CHARS = 80
 # The API server omits empty fields: an empty value asked for is a missing one.
 EMPTY = ({}, [], "", None)
 _ABSENT = object()
-
-
-def masked_url(text):
-    """``text`` with the credentials of every URL in it replaced by ``***``."""
-    return URL_CREDENTIALS.sub(r"\1***@", str(text))
 
 
 def secret_key(key):

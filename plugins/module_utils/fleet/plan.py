@@ -34,7 +34,7 @@ read's message: the cluster out of reach, say). It returns:
 
 from __future__ import annotations
 
-from ansible_collections.gpuci.runners.plugins.module_utils.fleet.diffs import masked_url
+from ansible_collections.gpuci.runners.plugins.module_utils.common.url_credentials import masked_url
 from ansible_collections.gpuci.runners.plugins.module_utils.fleet.steps import ROLES
 from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import require_mapping
 

@@ -14,7 +14,8 @@ and what the read found; they name objects, never a Secret's data.
 from __future__ import annotations
 
 from ansible_collections.gpuci.runners.plugins.module_utils.fleet.changes import ADD, CHANGE, REMOVE, describe, entry
-from ansible_collections.gpuci.runners.plugins.module_utils.fleet.diffs import labels_diff, masked_url
+from ansible_collections.gpuci.runners.plugins.module_utils.common.url_credentials import masked_url
+from ansible_collections.gpuci.runners.plugins.module_utils.fleet.diffs import labels_diff
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.plan import (
     CREATED_IN_ANNOTATION,
     POOL_LABEL,

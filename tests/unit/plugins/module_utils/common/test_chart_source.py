@@ -33,3 +33,10 @@ def test_an_unreadable_repository_url_is_refused_naming_the_roles_variable(repo_
 
 def test_a_local_chart_needs_neither():
     check_chart_source("gitlab_runner", source(version="latest", repo_url="", path="/charts/gitlab-runner-0.86.0.tgz"))
+
+
+def test_a_refused_url_never_shows_its_password():
+    with pytest.raises(ValidationError) as refused:
+        check_chart_source("gitlab_runner", source(repo_url="ftp://deploy:s3cret@charts.example.com/stable"))
+    assert "s3cret" not in str(refused.value)
+    assert "ftp://***@charts.example.com/stable" in str(refused.value)
