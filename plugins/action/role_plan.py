@@ -24,6 +24,7 @@ from ansible.utils.display import Display
 
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.plan import arc_runners_plan
 from ansible_collections.gpuci.runners.plugins.module_utils.common.deprecations import DEPRECATED_VARIABLES, read_old_spellings
+from ansible_collections.gpuci.runners.plugins.module_utils.common.url_credentials import carries_credentials
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.plan import canary_plan
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.plan import gitlab_runner_plan
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator.plan import gpu_operator_plan
@@ -74,6 +75,18 @@ def role_plan(role, settings, gpu_classes=None, refuse=True, user_vars=None, def
     return result
 
 
+def shown(result):
+    """The plan as Ansible may show it: no_log when it carries a chart repository URL with credentials.
+
+    The plan keeps the URL as written (helm_releases needs its user and
+    password, and passes them to helm in a private file), so -v must not
+    show the plan then. A refusal is left as it is: its messages mask URLs.
+    """
+    if result.get("failed") or not carries_credentials(result):
+        return result
+    return dict(result, _ansible_no_log=True)
+
+
 ARGUMENT_SPEC = {
     "role": {"type": "str", "required": True, "choices": sorted(ROLE_PLANS)},
     "settings": {"type": "dict", "required": True},
@@ -113,7 +126,7 @@ class ActionModule(ControllerAction):
         # A plan's notes (ARC's: nothing of it declared) are shown without -v, the plan itself only with it.
         for note in result.get("notes") or []:
             display.display("%s (%s): %s" % (self.host, params["role"], note))
-        return result
+        return shown(result)
 
     def old_spellings(self, role):
         """(the role's deprecated variables the inventory sets, templated; the role's defaults)."""

@@ -18,3 +18,12 @@ URL_CREDENTIALS = re.compile(r"([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s\"']+@")
 def masked_url(text):
     """``text`` with the credentials of every URL in it replaced by ``***``."""
     return URL_CREDENTIALS.sub(r"\1***@", str(text))
+
+
+def carries_credentials(value):
+    """True when a URL with credentials appears anywhere in ``value`` (a string, or dicts and lists of them)."""
+    if isinstance(value, dict):
+        return any(carries_credentials(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(carries_credentials(v) for v in value)
+    return isinstance(value, str) and bool(URL_CREDENTIALS.search(value))

@@ -94,3 +94,15 @@ def test_a_problem_several_checks_meet_is_refused_once(monkeypatch):
     monkeypatch.setitem(ROLE_PLANS, "gitlab_runner", (lambda settings, gpu_classes=None: {
         "problems": [twice, "gitlab_runner_namespace: must be a DNS label", twice]}, "; "))
     assert role_plan("gitlab_runner", gitlab())["msg"] == twice + "; gitlab_runner_namespace: must be a DNS label"
+
+
+def test_a_plan_with_chart_repository_credentials_is_never_shown():
+    from ansible_collections.gpuci.runners.plugins.action.role_plan import shown
+    plain = role_plan("gitlab_runner", gitlab())
+    assert "_ansible_no_log" not in shown(plain)
+    private = role_plan("gitlab_runner", gitlab(gitlab_runner_chart_repo_url="https://deploy:s3cret@charts.example.com/"))
+    assert "s3cret" in repr(private), "the plan keeps the URL as written: helm_releases needs it"
+    assert shown(private)["_ansible_no_log"] is True
+    refused = role_plan("gitlab_runner", gitlab(gitlab_runner_pools=[dict(POOL, gpus="two")],
+                                                gitlab_runner_chart_repo_url="https://deploy:s3cret@charts.example.com/"))
+    assert refused["failed"] and "_ansible_no_log" not in shown(refused), "a refusal is shown whole"
