@@ -50,12 +50,13 @@ def inventory_with_pools_under(folder: Path, name: str) -> Path:
 
 @pytest.fixture(scope="module")
 def converged(testbed, playbooks):
-    """inventories/local converged: its pools' releases, as Helm holds them."""
+    """inventories/local converged: its pools' releases, as Helm holds them; torn down after."""
     playbooks.run("site.yml").assert_ok()
     releases = pool_releases(testbed)
     assert {name for _ns, name, _rev, status in releases if status == "deployed"} >= {
         RELEASE_PREFIX + "l40s", RELEASE_PREFIX + "a100-mig"}, releases
-    return releases
+    yield releases
+    playbooks.run("teardown.yml").assert_ok()
 
 
 def test_a_misspelt_pool_list_is_refused_by_name_and_removes_no_pool(testbed, playbooks, converged, tmp_path):

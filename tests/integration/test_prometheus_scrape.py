@@ -146,12 +146,12 @@ def test_each_pool_gets_a_pod_monitor_relabelled_to_the_scrape_labels(scraped_po
         (endpoint,) = monitor["spec"]["podMetricsEndpoints"]
         assert endpoint["port"] == "metrics"
         targets = {entry["targetLabel"]: entry for entry in endpoint["relabelings"]}
-        expected = {"job", SCRAPE_LABELS["pool"]} | ({SCRAPE_LABELS["gpu_class"]} if pool.get("gpu_class") else set())
-        assert set(targets) == expected, pool["name"]
+        # A pool without a GPU class has the gpu_class relabelling too: its source label is missing, so the target
+        # gets none (test_prometheus_scrapes_the_pools_manager_with_the_rules_labels).
+        assert set(targets) == {"job", SCRAPE_LABELS["pool"], SCRAPE_LABELS["gpu_class"]}, pool["name"]
         assert targets["job"]["replacement"] == SCRAPE_LABELS["job"]
         assert targets["pool"]["sourceLabels"] == ["__meta_kubernetes_pod_label_gpuci_runners_pool"]
-        if pool.get("gpu_class"):
-            assert targets["gpu_class"]["sourceLabels"] == ["__meta_kubernetes_pod_label_gpuci_runners_gpu_class"]
+        assert targets["gpu_class"]["sourceLabels"] == ["__meta_kubernetes_pod_label_gpuci_runners_gpu_class"]
     # The labels the relabelings read are on the managers' pods, and the metrics port is open.
     deployment = scraped_pool.get("apps/v1", "Deployment", "gitlab-runner-mon-l40s", MANAGER_NS)
     template = deployment["spec"]["template"]
