@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import gzip
 import json
 import re
@@ -33,6 +34,19 @@ DEFAULT_HELPER_IMAGE = "registry.gitlab.com/gitlab-org/gitlab-runner/gitlab-runn
 ADVANCED_POD_SPEC_FLAG = "FF_USE_ADVANCED_POD_SPEC_CONFIGURATION"
 HELM_RELEASE_PREFIX = "sh.helm.release.v1."
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+@contextlib.contextmanager
+def fleet_of_its_own(cluster: Cluster, playbooks, playbook: str, teardown_vars: dict, leftovers):
+    """A test module's own fleet: nothing of it before (a run may have been interrupted), nothing after.
+
+    leftovers(cluster) lists what of the fleet is on the cluster; teardown_vars remove it (state absent).
+    """
+    if leftovers(cluster):
+        playbooks.run(playbook, extra_vars=teardown_vars).assert_ok()
+    yield cluster
+    if leftovers(cluster):
+        playbooks.run(playbook, extra_vars=teardown_vars)
 
 
 def runner_table(config_toml: str) -> dict:

@@ -35,6 +35,7 @@ from lib.node import REAL_NODE_LABEL, REAL_NODE_TAINT
 from gitlab_runner_support import (
     ADVANCED_POD_SPEC_FLAG,
     configmap_texts,
+    fleet_of_its_own,
     helm_release_payloads,
     job_pod,
     render_runner,
@@ -95,12 +96,8 @@ def leftovers(cluster) -> list[str]:
 @pytest.fixture(scope="module")
 def fleet(testbed, playbooks):
     """Start from nothing of ours (a run may have been interrupted); remove whatever the tests left."""
-    teardown = fleet_vars([], gitlab_runner_state="absent")
-    if leftovers(testbed):
-        playbooks.run(PLAYBOOK, extra_vars=teardown).assert_ok()
-    yield testbed
-    if leftovers(testbed):
-        playbooks.run(PLAYBOOK, extra_vars=teardown)
+    with fleet_of_its_own(testbed, playbooks, PLAYBOOK, fleet_vars([], gitlab_runner_state="absent"), leftovers):
+        yield testbed
 
 
 def stored_runner(cluster, pool: str) -> dict:

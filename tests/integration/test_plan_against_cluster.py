@@ -18,7 +18,7 @@ import uuid
 import pytest
 import yaml
 
-from gitlab_runner_support import scoped_snapshot
+from gitlab_runner_support import fleet_of_its_own, scoped_snapshot
 
 PLAN = "plan.yml"
 # The same converge as site.yml's, for the GitLab runner role alone.
@@ -63,12 +63,8 @@ def leftovers(cluster) -> list[str]:
 @pytest.fixture(scope="module")
 def fleet(testbed, playbooks):
     """Start from nothing of this fleet (a run may have been interrupted); remove it at the end."""
-    teardown = fleet_vars([], gitlab_runner_state="absent")
-    if leftovers(testbed):
-        playbooks.run(CONVERGE, extra_vars=teardown).assert_ok()
-    yield testbed
-    if leftovers(testbed):
-        playbooks.run(CONVERGE, extra_vars=teardown)
+    with fleet_of_its_own(testbed, playbooks, CONVERGE, fleet_vars([], gitlab_runner_state="absent"), leftovers):
+        yield testbed
 
 
 def plan(playbooks, cluster, tmp_path, pool_list) -> tuple[dict, str]:
