@@ -126,8 +126,9 @@ def run_tier(tier: str, memory: MemoryPeak, started: float) -> Outcome:
     say(started, f"{tier}: {outcome.result} in {minutes(outcome.seconds)} {dict(outcome.counts) or ''}")
     if outcome.rc:
         lines = (RESULTS / f"{tier}.log").read_text(errors="replace").splitlines()
-        print(f"---- last {TAIL_LINES} lines of .test-results/{tier}.log ----", *lines[-TAIL_LINES:],
-              f"---- end of {tier} ----", sep="\n", flush=True)
+        with _PRINTING:
+            print(f"---- last {TAIL_LINES} lines of .test-results/{tier}.log ----", *lines[-TAIL_LINES:],
+                  f"---- end of {tier} ----", sep="\n", flush=True)
     return outcome
 
 
@@ -174,8 +175,12 @@ def minutes(seconds: float) -> str:
     return f"{int(seconds // 60)} min {int(seconds % 60):02d} s"
 
 
+_PRINTING = threading.Lock()  # lanes print from their threads: one line at a time
+
+
 def say(started: float, message: str) -> None:
-    print(f"[test-suite {minutes(time.monotonic() - started)}] {message}", flush=True)
+    with _PRINTING:
+        print(f"[test-suite {minutes(time.monotonic() - started)}] {message}", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
