@@ -43,10 +43,11 @@ DURATIONS = Path(__file__).with_name("durations.json")
 UNMEASURED_S = 600.0
 
 
-def choose_testbed_instance(environ=os.environ) -> None:
+def choose_testbed_instance(environ=None) -> None:
     """xdist worker gwK runs on testbed instance GPUCI_TESTBED_FIRST_INSTANCE + K (default 1 + K); outside
     xdist, GPUCI_TESTBED_INSTANCE or 0. Then every process the tests start (ansible-playbook, testbed.py)
     finds that instance's kubeconfig, chart repository, GitLab stand-in and state in the environment."""
+    environ = os.environ if environ is None else environ
     worker = environ.get("PYTEST_XDIST_WORKER")
     if worker:
         for name in SHARED_TESTBED_VARIABLES:

@@ -99,7 +99,7 @@ def test_every_variable_the_repository_reads_or_sets_is_known():
     assert {"gitlab_runner_pools", "gpuci_kubeconfig", "gpuci_plan_dir", "gpuci_testbed_real_components",
             "gpuci_simulated_cluster", "gpu_canary_gitlab_url", "container_toolkit_version"} <= set(names)
     unknown = unknown_variables(names, role_specs())
-    assert unknown == [], ["%s (%s)" % (name, ", ".join(sorted(names[name]))) for name, _ in unknown]
+    assert unknown == [], ["%s (%s)" % (name, ", ".join(sorted(names[name]))) for name, _suggestion in unknown]
 
 
 def test_the_scan_finds_a_name_in_a_condition_a_template_and_a_set_fact():

@@ -215,10 +215,10 @@ def failure(message, made=None):
     if not made or not (made.get("commit") or made.get("pipeline")):
         return {"failed": True, "changed": False, "msg": message}
     commit, pipeline = made.get("commit"), made.get("pipeline")
-    done = " and ".join(part for part in (
-        "committed %s to %s@%s: %s (%s)" % (made["file"], made["project"]["path"], made["ref"], commit["id"],
-                                             commit["web_url"]) if commit else "",
-        "created pipeline %s (%s)" % (pipeline["id"], pipeline["web_url"]) if pipeline else "") if part)
+    committed = "committed %s to %s@%s: %s (%s)" % (
+        made["file"], made["project"]["path"], made["ref"], commit["id"], commit["web_url"]) if commit else ""
+    created = "created pipeline %s (%s)" % (pipeline["id"], pipeline["web_url"]) if pipeline else ""
+    done = " and ".join(part for part in (committed, created) if part)
     message = "%s (before that the canary %s)" % (message, done)
     kept = dict((key, value) for key, value in made.items() if key != "diff")
     return dict(kept, failed=True, changed=bool(commit), msg=message, summary="The canary's GitLab step failed: %s." % message)

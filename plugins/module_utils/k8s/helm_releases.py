@@ -67,7 +67,7 @@ def split_credentials(url: str) -> tuple[str, str | None, str | None]:
     parts = urlsplit(url or "")
     if "@" not in parts.netloc:
         return url, None, None
-    userinfo, _, host = parts.netloc.rpartition("@")
+    userinfo, _at, host = parts.netloc.rpartition("@")
     user, has_password, password = userinfo.partition(":")
     return urlunsplit(parts._replace(netloc=host)), unquote(user), unquote(password) if has_password else None
 

@@ -24,7 +24,8 @@ def accounts(names, namespace="gitlab-runner"):
         {"metadata": {"name": "gitlab-runner-" + name, "namespace": namespace}} for name in names]}}}
 
 
-def decide(pools, held=HELD, check_mode=False, **settings):
+def decide(pools, held=None, check_mode=False, **settings):
+    held = HELD if held is None else held
     plan = gitlab_runner_plan(gitlab(gitlab_runner_pools=pools, **settings))
     return fleet_decide({"gitlab_runner": {"plan": plan, "pools": pools}}, accounts(held), check_mode=check_mode)
 

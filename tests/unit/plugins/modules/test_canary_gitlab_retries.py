@@ -120,8 +120,8 @@ def render(role, document):
 
 def test_a_transient_error_is_retried_with_python_gitlab_s_backoff(backoff):
     fake = FakeGitLab(script({
-        ("GET", r"/api/v4/projects/g%2Fcanary"): [(502, "<html>Bad Gateway</html>"), (503, {"message": "restarting"}),
-                                                 (200, PROJECT)],
+        ("GET", r"/api/v4/projects/g%2Fcanary"): [
+            (502, "<html>Bad Gateway</html>"), (503, {"message": "restarting"}), (200, PROJECT)],
         ("GET", r"/api/v4/projects/1/pipelines/7/jobs"): [(504, "gateway timeout"), (200, [CPU_JOB])]}))
     result, _said = run(fake)
     assert "failed" not in result, result
@@ -143,8 +143,8 @@ def test_retries_are_bounded_and_the_error_names_the_url_variable(backoff):
 
 def test_a_commit_that_got_a_transient_error_is_not_sent_again(backoff):
     """A proxy's 502 does not say whether GitLab committed: a second commit could land, so it is not retried."""
-    fake = FakeGitLab(script({("POST", r"/api/v4/projects/1/repository/commits"): [(502, "bad gateway"),
-                                                                                     (201, COMMIT)]}))
+    fake = FakeGitLab(script({("POST", r"/api/v4/projects/1/repository/commits"): [
+        (502, "bad gateway"), (201, COMMIT)]}))
     result, _said = run(fake)
     assert fake.count("POST", r"/api/v4/projects/1/repository/commits") == 1
     assert fake.count("POST", r"/api/v4/projects/1/pipeline") == 0

@@ -49,9 +49,11 @@ def test_a_vault_key_typo_is_named_by_the_pool_and_key_the_user_wrote():
 
 
 def test_a_missing_variable_is_named_where_it_is_used():
+    variables = inventory(token="glrt-x")
+    variables["gpu_operator_namespace"] = "{{ no_such_namespace }}"
     with pytest.raises(AnsibleError, match=r"^gpu_operator_namespace: cannot be resolved.*'no_such_namespace' is "
                                            r"undefined"):
-        finalize(SETTINGS, **dict(inventory(token="glrt-x"), gpu_operator_namespace="{{ no_such_namespace }}"))
+        finalize(SETTINGS, **variables)
 
 
 def test_settings_that_template_are_what_ansible_makes_of_them():

@@ -49,8 +49,8 @@ def live(obj):
     answer = copy.deepcopy(obj)
     answer["metadata"].update(uid="u-" + answer["metadata"]["name"], resourceVersion="7")
     if answer.get("stringData"):
-        answer["data"] = dict(answer.get("data") or {}, **{k: base64.b64encode(v.encode()).decode()
-                                                          for k, v in answer.pop("stringData").items()})
+        encoded = {k: base64.b64encode(v.encode()).decode() for k, v in answer.pop("stringData").items()}
+        answer["data"] = dict(answer.get("data") or {}, **encoded)
     if answer["kind"] == "Namespace":
         answer["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = answer["metadata"]["name"]
     return answer

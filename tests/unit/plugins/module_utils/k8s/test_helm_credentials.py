@@ -71,7 +71,7 @@ def test_an_http_repository_with_credentials_gets_a_private_repositories_file():
     assert commands == [["repo", "update", PRIVATE_REPO, *config],
                         ["pull", f"{PRIVATE_REPO}/gitlab-runner", "--version", "0.86.0", "--destination",
                          "/work/chart", *config]]
-    (path, text), = files.items()
+    [(path, text)] = list(files.items())
     assert path == "/work/private/repositories.yaml"
     assert json.loads(text)["repositories"] == [{"name": PRIVATE_REPO, "url": "https://charts.example.com/stable",
                                                  "username": USER, "password": PASSWORD}]
@@ -111,7 +111,7 @@ def test_helm_gets_the_credentials_only_from_a_file_its_owner_alone_reads_remove
     assert not result["errors"] and [r["action"] for r in result["releases"]] == ["install", "install"]
     assert [args for args in helm.calls if _credentials_in(args)] == []
     assert len(helm.verbs("pull")) == 1, "the chart is still pulled once for both releases"
-    (path, (mode, text, folder_mode)), = helm.files.items()
+    [(path, (mode, text, folder_mode))] = list(helm.files.items())
     assert mode == 0o600 and folder_mode == 0o700
     assert PASSWORD in text or base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode() in text
     assert not os.path.exists(path), "the credentials outlived the task"
