@@ -323,6 +323,19 @@ def standin_calls(token: str, since: float = 0.0) -> list[tuple[str, int]]:
     return [(r["endpoint"], r["status"]) for r in lines if r["token_sha256"] == wanted and r["time"] > since]
 
 
+# A ready manager asks for jobs every check_interval (3 s); on a busy machine its first ask may come later.
+FIRST_JOB_REQUEST_WAIT_S = 90
+
+
+def first_job_request(pool: str, token: str) -> list[tuple[str, int]]:
+    """The stand-in's calls with `token`, once they hold the runner's first ask for a job (or the wait is over)."""
+    deadline = time.monotonic() + FIRST_JOB_REQUEST_WAIT_S
+    while ("/api/v4/jobs/request", 204) not in (calls := standin_calls(token)) and time.monotonic() < deadline:
+        print(f"waiting up to {deadline - time.monotonic():.0f} s for pool {pool}'s first ask for a job", flush=True)
+        time.sleep(2)
+    return calls
+
+
 def manager_pods(cluster, pool: str) -> list[dict]:
     return [p for p in cluster.list("v1", "Pod", namespace=MANAGER_NS, label_selector=f"release={release(pool)}")
             if not p["metadata"].get("deletionTimestamp")]
@@ -338,7 +351,7 @@ def test_runner_managers_run_for_real_and_register_with_the_standin(fleet, real_
         assert pod["spec"]["nodeName"] == REAL_NODE
         status = pod["status"]["containerStatuses"][0]
         assert status["ready"] and status["restartCount"] == 0, status
-        calls = standin_calls(token)
+        calls = first_job_request(pool, token)
         assert ("/api/v4/runners/verify", 200) in calls, f"{pool} never registered: {calls[-5:]}"
         assert ("/api/v4/jobs/request", 204) in calls, f"{pool} never asked for a job"
         log = fleet.core.read_namespaced_pod_log(pod["metadata"]["name"], MANAGER_NS)

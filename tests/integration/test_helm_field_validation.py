@@ -19,7 +19,8 @@ import subprocess
 import uuid
 
 import pytest
-from helpers import playbook_for_testbed, testbed_bin_path
+import helpers
+from helpers import playbook_for_testbed
 
 # Its own namespace each run: the last run's may still be terminating.
 NAMESPACE = "gpuci-field-validation-" + uuid.uuid4().hex[:6]
@@ -69,7 +70,7 @@ def outcomes(playbooks, testbed, tmp_path_factory):
 @pytest.fixture(scope="module")
 def helm_major():
     """The major version of the testbed's helm (GPUCI_HELM=4 makes it helm 4)."""
-    helm = shutil.which("helm", path=testbed_bin_path())
+    helm = shutil.which("helm", path=helpers.testbed_bin_path())
     version = subprocess.run([helm, "version", "--template", "{{.Version}}"], check=True, capture_output=True,
                              text=True).stdout
     return int(version.lstrip("v").split(".")[0])
