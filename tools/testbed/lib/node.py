@@ -226,13 +226,8 @@ def other_real_nodes(layout: Layout) -> list[Path]:
     """The state folders of the other testbeds whose real node's kubelet runs on this machine."""
     ours = str(layout.node_dir / "kubelet" / "root")
     states = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            argv = (proc / "cmdline").read_bytes().decode(errors="replace").split("\0")
-        except OSError:
-            continue
+    for _pid, cmdline in running_cmdlines():
+        argv = cmdline.decode(errors="replace").split("\0")
         if f"--hostname-override={REAL_NODE}" not in argv:
             continue
         for arg in argv:
@@ -377,17 +372,18 @@ def kill_leftover_tasks(layout: Layout) -> None:
 def leftover_shims(layout: Layout) -> list[int]:
     """containerd's shims outlive containerd by design; ours name our socket."""
     marker = str(layout.containerd_socket).encode()
-    pids = []
+    return [pid for pid, cmdline in running_cmdlines() if b"containerd-shim" in cmdline and marker in cmdline]
+
+
+def running_cmdlines():
+    """(pid, raw command line) of every process this machine runs; one gone while read is left out."""
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
         try:
-            cmdline = (proc / "cmdline").read_bytes()
+            yield int(proc.name), (proc / "cmdline").read_bytes()
         except OSError:
             continue
-        if b"containerd-shim" in cmdline and marker in cmdline:
-            pids.append(int(proc.name))
-    return pids
 
 
 def unmount_under(folder: Path) -> list[str]:
