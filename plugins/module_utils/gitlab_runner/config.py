@@ -37,6 +37,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.common.pool_keys imp
     GITLAB_SECRET_KEYS,
     RENAMED_POOL_KEYS,
 )
+from ansible_collections.gpuci.runners.plugins.module_utils.common.merging import deep_merge
 from ansible_collections.gpuci.runners.plugins.module_utils.common.rendering import to_json, to_toml
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.scheduling import cpu_only_affinity
 from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import (
@@ -217,17 +218,6 @@ def _check_caller_keys(pool, path):
     optional_str_list(pool, "tags", path)
     optional_mapping(pool, "hpa", path)
     optional_mapping(pool, "resources", path)
-
-
-def deep_merge(base, override):
-    """Return ``base`` with ``override`` laid over it; nested tables merge, the rest replaces."""
-    result = dict(base)
-    for key, value in override.items():
-        if isinstance(value, dict) and isinstance(result.get(key), dict):
-            result[key] = deep_merge(result[key], value)
-        else:
-            result[key] = value
-    return result
 
 
 def _check_extra_config(extra, path):

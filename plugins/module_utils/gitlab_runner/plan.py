@@ -57,7 +57,8 @@ from __future__ import annotations
 import copy
 
 from ansible_collections.gpuci.runners.plugins.module_utils.common.chart_source import check_chart_source
-from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.config import deep_merge, pool_configs
+from ansible_collections.gpuci.runners.plugins.module_utils.common.merging import deep_merge
+from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.config import pool_configs
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.manager_stop import removal_timeout
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.preflight import (
     POOLS,

@@ -51,8 +51,8 @@ from __future__ import annotations
 import copy
 
 from ansible_collections.gpuci.runners.plugins.module_utils.common.chart_source import check_chart_source
+from ansible_collections.gpuci.runners.plugins.module_utils.common.merging import deep_merge
 from ansible_collections.gpuci.runners.plugins.module_utils.container_toolkit.runtimes import operator_toolkit_env
-from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.config import deep_merge
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.pod_patch import gpu_pod_patch
 from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import check_seconds, problem
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s.reads import AVAILABLE, read
