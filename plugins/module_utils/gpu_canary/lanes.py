@@ -20,7 +20,7 @@ from collections.abc import Mapping
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.checks import JOB_PREFIX, NO_GPU, lane_commands
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.classes import GPU_ACCESS_MODES, merged_classes
-from ansible_collections.gpuci.runners.plugins.module_utils.gpu_operator.gpu_nodes import advertises
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.nodes import advertises
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.request import cuda_runtime_class, resolve_gpu_request
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s.objects import metadata, object_name
 from ansible_collections.gpuci.runners.plugins.module_utils.common.ownership_labels import labels_match
