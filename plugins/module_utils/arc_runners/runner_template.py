@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.classes import merged_classes
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.request import cuda_runtime_class, resolve_gpu_request
-from ansible_collections.gpuci.runners.plugins.module_utils.gpu.pod_patch import container_patch, placement, pod_volumes
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.dra import claim_template_name
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.pod_patch import container_patch, placement, pod_claims, pod_volumes
 from ansible_collections.gpuci.runners.plugins.module_utils.common.pool_keys import (
     ARC_CONTAINER_MODES,
     ARC_SCALE_SET_KEYS,
@@ -89,13 +90,14 @@ def arc_runner_template(scale_set, gpu_classes=None, path="scale_set", runtime_c
     }
     if mode == "kubernetes":
         return _kubernetes_mode(name, runner, request)
-    return {"template": _runner_pod(runner, request), "hook_template": None}
+    return {"template": _runner_pod(name, runner, request), "hook_template": None}
 
 
-def _runner_pod(runner, request):
-    """The job runs in the runner container: it gets the GPU itself."""
+def _runner_pod(name, runner, request):
+    """The job runs in the runner container: it gets the GPU itself (a DRA claim: only it names the claim)."""
     runner.update(container_patch(request, RUNNER_CONTAINER))
     spec = _placement_with_affinity(request)
+    spec.update(pod_claims(request, claim_template_name(name)))
     spec["containers"] = [runner]
     volumes = pod_volumes(request)
     if volumes:
@@ -114,7 +116,9 @@ def _kubernetes_mode(name, runner, request):
     runner_placement.pop("runtimeClassName", None)
     runner_spec.update(runner_placement)
 
+    # The GPU, a DRA claim included, is the job pod's; the runner pod claims nothing.
     job_spec = _placement_with_affinity(request)
+    job_spec.update(pod_claims(request, claim_template_name(name)))
     job_spec["containers"] = [container_patch(request, JOB_CONTAINER)]
     volumes = pod_volumes(request)
     if volumes:

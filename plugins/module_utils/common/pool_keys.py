@@ -16,7 +16,17 @@ ARC_CONTAINER_MODES = ("none", "dind", "kubernetes")
 
 # What gpu_pod_patch reads.
 GPU_REQUEST_KEYS = frozenset(
-    ("gpu_class", "gpus", "mig_profile", "gpu_access", "node_selector", "tolerations", "runtime_class", "privileged")
+    (
+        "gpu_class",
+        "gpus",
+        "mig_profile",
+        "gpu_access",
+        "gpu_allocation",
+        "node_selector",
+        "tolerations",
+        "runtime_class",
+        "privileged",
+    )
 )
 # Keys of a pool or scale set that were renamed, with their names now: refused
 # with an error that names the new key (``lane`` is the canary's word only).

@@ -30,7 +30,8 @@ import re
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.classes import merged_classes
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.request import cuda_runtime_class, resolve_gpu_request
-from ansible_collections.gpuci.runners.plugins.module_utils.gpu.pod_patch import container_patch, pod_volumes
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.dra import claim_template_name
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.pod_patch import container_patch, pod_claims, pod_volumes
 from ansible_collections.gpuci.runners.plugins.module_utils.common.pool_keys import (
     ENTRY_STATES,
     GITLAB_POOL_KEYS,
@@ -139,7 +140,8 @@ def _kubernetes_table(pool, request, path):
         "image": optional_str(pool, "image", path, default=DEFAULT_IMAGES[request.gpu_access]),
         "cleanup_grace_period_seconds": JOB_POD_CLEANUP_GRACE_S,
     }
-    patches = _pod_spec_patches(request, _shares_gpu_nodes(pool, request, path))
+    patches = _pod_spec_patches(request, claim_template_name(required_str(pool, "name", path)),
+                                _shares_gpu_nodes(pool, request, path))
     if patches:
         table["pod_spec"] = patches
     if request.privileged:
@@ -170,13 +172,19 @@ def _shares_gpu_nodes(pool, request, path):
     return shares
 
 
-def _pod_spec_patches(request, share_gpu_nodes=False):
+def _pod_spec_patches(request, claim_template, share_gpu_nodes=False):
+    """GitLab has no keys of its own for these: the GPU container's share, volumes, and DRA's claim.
+
+    Under DRA the pod names the pool's ResourceClaimTemplate and only the
+    build container names the claim, so the helper gets no device.
+    """
     if request.gpu_class is None:
         # Off GPU nodes unless the pool shares them (a cluster of GPU nodes only, a negative control beside a GPU).
         return [] if share_gpu_nodes else [_pod_spec_entry(CPU_ONLY_PATCH_NAME, {"affinity": cpu_only_affinity()})]
+    patch = pod_claims(request, claim_template)
     # build_container_security_context already makes the build container
     # privileged; one place for it, and it works without the feature flag.
-    patch = {"containers": [container_patch(request._replace(privileged=False), BUILD_CONTAINER)]}
+    patch["containers"] = [container_patch(request._replace(privileged=False), BUILD_CONTAINER)]
     volumes = pod_volumes(request)
     if volumes:
         patch["volumes"] = volumes

@@ -10,12 +10,16 @@ product label, the device plugin resource, the ``nvidia.com/gpu`` toleration).
 
 A class's ``gpu_access`` lists how pods can reach its GPUs: ``cuda`` (a
 device plugin request) and/or ``dri`` (the host's ``/dev/dri`` render node).
+A ``cuda`` class is also reachable through Dynamic Resource Allocation: its
+``dra_selector`` (a CEL expression on the attributes NVIDIA's DRA driver
+publishes) picks its GPUs, by default from its product (gpu/dra.py).
 """
 
 from __future__ import annotations
 
 import copy
 
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.dra import class_selector
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.scheduling import DRI_NODE_LABEL, check_tolerations
 from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import (
     ValidationError,
@@ -31,7 +35,9 @@ from ansible_collections.gpuci.runners.plugins.module_utils.common.validation im
 )
 
 GPU_ACCESS_MODES = ("cuda", "dri")
-CLASS_KEYS = frozenset(("product", "memory_mib", "resource", "mig_profiles", "gpu_access", "node_selector", "tolerations"))
+CLASS_KEYS = frozenset(
+    ("product", "memory_mib", "resource", "mig_profiles", "gpu_access", "node_selector", "tolerations", "dra_selector")
+)
 # Class keys that were renamed, with their names now: refused with an error
 # that names the new key (``lanes`` are the canary's).
 RENAMED_CLASS_KEYS = {"lanes": "gpu_access"}
@@ -152,6 +158,15 @@ def _complete_class(raw, path):
     mig_profiles = raw.get("mig_profiles")
     mig_profiles = [] if mig_profiles is None else check_str_list(mig_profiles, child(path, "mig_profiles"))
 
+    dra_selector = raw.get("dra_selector")
+    if dra_selector is not None and (not isinstance(dra_selector, str) or not dra_selector.strip()):
+        raise ValidationError(child(path, "dra_selector"), "must be a non-empty CEL expression", dra_selector)
+    if "cuda" in gpu_access:
+        dra_selector = class_selector({"dra_selector": dra_selector, "product": product})
+    elif dra_selector is not None:
+        raise ValidationError(child(path, "dra_selector"), "is for classes with gpu_access cuda: DRA claims "
+                              "GPUs, not /dev/dri render nodes", dra_selector)
+
     return {
         "product": product,
         "memory_mib": memory_mib,
@@ -160,6 +175,7 @@ def _complete_class(raw, path):
         "gpu_access": gpu_access,
         "node_selector": node_selector,
         "tolerations": tolerations,
+        "dra_selector": dra_selector,
     }
 
 

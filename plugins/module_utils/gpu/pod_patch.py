@@ -12,6 +12,7 @@ mode the GPU belongs to the job pod, not the runner pod.
 from __future__ import annotations
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.classes import merged_classes
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.dra import claim_template_name, container_claims, pod_resource_claims
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.request import cuda_runtime_class, resolve_gpu_request
 from ansible_collections.gpuci.runners.plugins.module_utils.common.pool_keys import (
     POD_PATCH_KEYS,
@@ -44,17 +45,38 @@ def gpu_pod_patch(pool, gpu_classes=None, path="pool", runtime_class=None):
     request = resolve_gpu_request(
         pool, merged_classes(gpu_classes), path, cuda_runtime_class(runtime_class, "runtime_class")
     )
-    return build_pod_patch(request, container)
+    template = None
+    if request.claim is not None:
+        template = claim_template_name(optional_str(pool, "name", path, default=str(pool["gpu_class"])))
+    return build_pod_patch(request, container, template)
 
 
-def build_pod_patch(request, container):
-    """The whole patch for a resolved request, GPU on ``container``."""
+def build_pod_patch(request, container, claim_template=None):
+    """The whole patch for a resolved request, GPU on ``container``.
+
+    ``claim_template`` names the ResourceClaimTemplate of a DRA request.
+    """
     patch = placement(request)
+    patch.update(pod_claims(request, claim_template))
     patch["containers"] = [container_patch(request, container)]
     volumes = pod_volumes(request)
     if volumes:
         patch["volumes"] = volumes
     return patch
+
+
+def pod_claims(request, claim_template):
+    """Pod-level ``resourceClaims`` of a DRA request (nothing for others).
+
+    Only the containers that name the claim get its devices (container_patch
+    names it on the GPU container), so the other containers of the pod, such
+    as GitLab's helper or ARC's sidecars, get none.
+    """
+    if request.claim is None:
+        return {}
+    if not claim_template:
+        raise ValueError("a DRA request needs the name of its ResourceClaimTemplate")
+    return {"resourceClaims": pod_resource_claims(claim_template)}
 
 
 def placement(request):
@@ -70,8 +92,10 @@ def placement(request):
 
 
 def container_patch(request, name):
-    """The named container's share: GPU resources or the /dev/dri mount."""
+    """The named container's share: GPU resources (a device plugin's, or the DRA claim) or the /dev/dri mount."""
     result = {"name": name}
+    if request.claim is not None:
+        result["resources"] = {"claims": container_claims()}
     if request.resource:
         quantity = str(request.count)  # quantities are strings in the API
         result["resources"] = {

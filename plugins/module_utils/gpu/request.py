@@ -4,8 +4,9 @@
 """Turn the GPU part of a pool or scale set into one checked request.
 
 Every builder (GitLab, ARC, the plain pod patch) starts here, so the rules
-about classes, GPU access (``gpu_access``: cuda or dri), counts and MIG
-profiles are written once.
+about classes, GPU access (``gpu_access``: cuda or dri), counts, MIG
+profiles and how the GPU is allocated (``gpu_allocation``: the device plugin
+or DRA) are written once.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections import namedtuple
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.classes import GPU_ACCESS_MODES, get_class, mig_resource
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.dra import DEVICE_PLUGIN, DRA, GPU_ALLOCATIONS, device_claim
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.scheduling import check_tolerations, merge_tolerations
 from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import (
     ValidationError,
@@ -40,6 +42,7 @@ GpuRequest = namedtuple(
         "tolerations",  # class tolerations, then the pool's, without duplicates
         "runtime_class",  # runtimeClassName, or None for none
         "privileged",
+        "claim",  # the DRA DeviceClaim (gpu/dra.py) with gpu_allocation dra, else None
     ],
 )
 
@@ -72,15 +75,19 @@ def resolve_gpu_request(pool, classes, path, runtime_class=DEFAULT_RUNTIME_CLASS
     pool_runtime_class = optional_str(pool, "runtime_class", path, allow_empty=True)
 
     if pool.get("gpu_class") is None:
-        for key in ("gpus", "mig_profile", "gpu_access"):
+        for key in ("gpus", "mig_profile", "gpu_access", "gpu_allocation"):
             if pool.get(key) is not None:
                 raise ValidationError(child(path, key), "needs gpu_class (a pool without gpu_class is a CPU pool)", pool[key])
-        return GpuRequest(None, None, None, 0, pool_selector, pool_tolerations, pool_runtime_class or None, privileged)
+        return GpuRequest(None, None, None, 0, pool_selector, pool_tolerations, pool_runtime_class or None, privileged,
+                          None)
 
     class_name = pool["gpu_class"]
     gpu_class = get_class(classes, class_name, child(path, "gpu_class"))
     gpu_access = _resolve_gpu_access(pool, gpu_class, path)
     resource, count = _resolve_resource(pool, gpu_class, gpu_access, path)
+    allocation = _resolve_allocation(pool, gpu_class, gpu_access, path)
+    if allocation == DRA:
+        return _dra_request(pool, gpu_class, count, pool_selector, pool_tolerations, pool_runtime_class, privileged, path)
     if pool_runtime_class is not None:
         pod_runtime_class = pool_runtime_class
     elif gpu_access == "cuda":
@@ -98,6 +105,45 @@ def resolve_gpu_request(pool, classes, path, runtime_class=DEFAULT_RUNTIME_CLASS
         merge_tolerations(gpu_class["tolerations"], pool_tolerations),
         pod_runtime_class or None,
         privileged,
+        None,
+    )
+
+
+def _resolve_allocation(pool, gpu_class, gpu_access, path):
+    allocation = optional_choice(pool, "gpu_allocation", path, GPU_ALLOCATIONS, DEVICE_PLUGIN)
+    if allocation == DRA and gpu_access != "cuda":
+        raise ValidationError(child(path, "gpu_allocation"), "DRA allocates GPUs for gpu_access cuda; gpu_access "
+                              "%s mounts the host's render node and allocates nothing" % gpu_access, allocation)
+    if allocation == DRA and gpu_class["dra_selector"] is None:
+        raise ValidationError(child(path, "gpu_allocation"), "GPU class %s has neither product nor dra_selector, so "
+                              "DRA cannot tell its GPUs from others; give the class one" % pool["gpu_class"],
+                              allocation)
+    return allocation
+
+
+def _dra_request(pool, gpu_class, count, pool_selector, pool_tolerations, pool_runtime_class, privileged, path):
+    """The request of a DRA pool: a claim instead of a device plugin resource.
+
+    Placement stays the class's: the claim picks the devices, the node
+    selector and tolerations keep the pod on the class's nodes as before
+    (ARC's kubernetes mode needs its runner pod, which claims nothing, on
+    the nodes its job pod can use). No runtime class unless the pool names
+    one: the kubelet plugin hands the devices over as CDI devices, which
+    containerd and CRI-O inject themselves.
+    """
+    claim = device_claim(gpu_class, count, optional_str(pool, "mig_profile", path))
+    node_selector = dict(gpu_class["node_selector"])
+    node_selector.update(pool_selector)
+    return GpuRequest(
+        str(pool["gpu_class"]),
+        "cuda",
+        None,
+        claim.count,
+        node_selector,
+        merge_tolerations(gpu_class["tolerations"], pool_tolerations),
+        pool_runtime_class or None,
+        privileged,
+        claim,
     )
 
 

@@ -98,6 +98,7 @@ def test_new_cuda_class_gets_nvidia_defaults():
         "mig_profiles": [],
         "gpu_access": ["cuda"],
         "node_selector": {"nvidia.com/gpu.product": "NVIDIA-L4"},
+        "dra_selector": 'device.attributes["gpu.nvidia.com"].productName.replace(" ", "-") == "NVIDIA-L4"',
         "tolerations": [GPU_TOLERATION],
     }
     assert "l40s" in classes
