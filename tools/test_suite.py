@@ -12,6 +12,12 @@ alone: its device plugin needs the machine's only real node
 (tier, passed, failed, skipped, wall time), every skip with its reason and
 the run's peak memory end the run, and are written to .test-results/summary.md.
 
+Ctrl-C (SIGINT) or SIGTERM stops the run: no lane starts another tier, each
+running tier's process group (make, its pytest, a testbed's teardown) gets
+SIGTERM, then SIGKILL if it still runs after STOP_GRACE_S; the table still
+ends the run, the stopped tiers marked so, and the exit status is 128 + the
+signal's number (130, 143).
+
     tools/test_suite.py [--only TIER ...]
 
 Every tier is a make target of its own (`make integration`, ...), runnable alone.
@@ -21,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -51,6 +58,7 @@ ALONE_AFTER = ("gpu-mode-tests",)
 TIER_ENVIRONMENT = {"helm4-tests": {"GPUCI_TESTBED_INSTANCE": str(HELM4_INSTANCE)}}
 TAIL_LINES = 150
 PROGRESS_EVERY_S = 120
+STOP_GRACE_S = 120  # how long a stopped tier may take to tear its testbeds down before SIGKILL
 
 
 @dataclass
@@ -61,9 +69,12 @@ class Outcome:
     counts: Counter = field(default_factory=Counter)
     skips: Counter = field(default_factory=Counter)
     measured: bool = False  # a pytest tier whose JUnit report was read
+    stopped: bool = False  # terminated by a stop of the run (Ctrl-C, SIGTERM), not failed by itself
 
     @property
     def result(self) -> str:
+        if self.stopped:
+            return "stopped"
         return "not run" if self.rc is None else ("passed" if self.rc == 0 else f"FAILED (rc {self.rc})")
 
 
@@ -104,8 +115,102 @@ class MemoryPeak(threading.Thread):
             time.sleep(self.every_s)
 
 
-def run_tier(tier: str, memory: MemoryPeak, started: float) -> Outcome:
+class Stopper:
+    """One stop for the whole run: asked once (by a signal), obeyed by every lane and the build.
+
+    Commands start through run(), each in a session of its own, so that a stop
+    reaches every process a tier started, and only those. The check for a stop
+    and the start of a command happen under one lock, and stop_when_asked()
+    takes its list of running commands under that lock after the stop was
+    asked: a command is either on that list or never started."""
+
+    def __init__(self, grace_s: float = STOP_GRACE_S):
+        self.grace_s = grace_s
+        self.signum: int | None = None
+        self.asked = threading.Event()
+        self.done = threading.Event()  # every stopped group is gone (or was killed)
+        self.signalled: set[str] = set()  # the names whose commands the stop terminated
+        self._running: dict[str, subprocess.Popen] = {}
+        self._lock = threading.Lock()
+
+    def ask(self, signum: int, _frame=None) -> None:
+        """The signal handler: it only records the stop; stop_when_asked() does the stopping, in its thread."""
+        self.signum = self.signum or signum
+        self.asked.set()
+
+    @property
+    def exit_status(self) -> int:
+        return 128 + self.signum if self.signum else 0
+
+    def run(self, name: str, argv: list[str], **popen) -> int | None:
+        """`argv`'s exit status, or None when the run is stopping and it was not started."""
+        with self._lock:
+            if self.asked.is_set():
+                return None
+            process = subprocess.Popen(argv, start_new_session=True, **popen)
+            self._running[name] = process
+        try:
+            return process.wait()
+        finally:
+            with self._lock:
+                self._running.pop(name, None)
+
+    def running(self) -> dict[str, int]:
+        """Each running command's process group: its session's leader's pid."""
+        with self._lock:
+            return {name: process.pid for name, process in self._running.items()}
+
+    def stop_when_asked(self, report) -> None:
+        """Waits for the stop; then SIGTERM to each running group, up to grace_s for them to go, SIGKILL to the rest."""
+        self.asked.wait()
+        groups = self.running()  # taken after the stop was asked: nothing starts after it
+        self.signalled = set(groups)  # before any SIGTERM, so that the lanes it ends read it
+        report(f"{signal.Signals(self.signum).name}: no tier starts any more; SIGTERM to "
+               f"{', '.join(sorted(groups)) or 'nothing (none running)'}")
+        for pgid in groups.values():
+            signal_group(pgid, signal.SIGTERM)
+        deadline, next_report = time.monotonic() + self.grace_s, 0.0
+        alive = sorted(groups)
+        while alive and time.monotonic() < deadline:
+            if time.monotonic() >= next_report:
+                report(f"waiting up to {deadline - time.monotonic():.0f} s more for {', '.join(alive)} to stop")
+                next_report = time.monotonic() + 15
+            time.sleep(0.2)
+            alive = [name for name in alive if group_alive(groups[name])]
+        for name in alive:
+            report(f"{name}: still running after {self.grace_s:g} s, SIGKILL to its process group")
+            signal_group(groups[name], signal.SIGKILL)
+        self.done.set()
+
+
+def signal_group(pgid: int, signum: int) -> None:
+    try:
+        os.killpg(pgid, signum)
+    except ProcessLookupError:  # every process of the group already ended
+        pass
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether a process of the group still runs. Not os.killpg(pgid, 0): that counts zombies too, and a
+    container's init may reap orphans late or never, which would hold every stop for the whole grace."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            state, _ppid, pgrp = stat.read_text().rsplit(")", 1)[1].split()[:3]  # after "pid (comm)"
+        except OSError:  # ended while we looked
+            continue
+        if int(pgrp) == pgid and state != "Z":
+            return True
+    return False
+
+
+def tier_command(tier: str) -> list[str]:
+    return ["make", "--no-print-directory", tier]
+
+
+def run_tier(tier: str, memory: MemoryPeak, started: float, stopper: Stopper, command=tier_command) -> Outcome:
     outcome = Outcome(tier)
+    if stopper.asked.is_set():
+        return outcome  # not run
     junit = RESULTS / f"{tier}.xml"
     junit.unlink(missing_ok=True)
     env = dict(os.environ, **TIER_ENVIRONMENT.get(tier, {}))
@@ -115,16 +220,17 @@ def run_tier(tier: str, memory: MemoryPeak, started: float) -> Outcome:
     memory.running.add(tier)
     begin = time.monotonic()
     with open(RESULTS / f"{tier}.log", "w") as log:
-        outcome.rc = subprocess.run(["make", "--no-print-directory", tier], cwd=REPO, env=env, stdout=log,
-                                    stderr=subprocess.STDOUT, check=False).returncode
+        outcome.rc = stopper.run(tier, command(tier), cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
     outcome.seconds = time.monotonic() - begin
     memory.running.discard(tier)
-    per_file = read_junit(junit, outcome)
+    # A tier that ended by itself just as the stop came keeps its own result.
+    outcome.stopped = tier in stopper.signalled and outcome.rc != 0
+    per_file = {} if outcome.stopped else read_junit(junit, outcome)  # a stopped run's report, if any, is partial
     if tier == "integration" and per_file:
         (RESULTS / "integration-durations.json").write_text(json.dumps(
             {name: round(seconds) for name, seconds in sorted(per_file.items())}, indent=2) + "\n")
     say(started, f"{tier}: {outcome.result} in {minutes(outcome.seconds)} {dict(outcome.counts) or ''}")
-    if outcome.rc:
+    if outcome.rc and not outcome.stopped:  # a stopped tier's log tells of the stop, not of a failure
         lines = (RESULTS / f"{tier}.log").read_text(errors="replace").splitlines()
         with _PRINTING:
             print(f"---- last {TAIL_LINES} lines of .test-results/{tier}.log ----", *lines[-TAIL_LINES:],
@@ -132,12 +238,12 @@ def run_tier(tier: str, memory: MemoryPeak, started: float) -> Outcome:
     return outcome
 
 
-def run_lanes(lanes, memory: MemoryPeak, started: float) -> list[Outcome]:
+def run_lanes(lanes, memory: MemoryPeak, started: float, stopper: Stopper, command=tier_command) -> list[Outcome]:
     outcomes: dict[str, Outcome] = {}
 
     def lane(tiers):
         for tier in tiers:
-            outcomes[tier] = run_tier(tier, memory, started)
+            outcomes[tier] = run_tier(tier, memory, started, stopper, command)
 
     threads = [threading.Thread(target=lane, args=(tiers,), daemon=True) for tiers in lanes if tiers]
     for thread in threads:
@@ -147,24 +253,32 @@ def run_lanes(lanes, memory: MemoryPeak, started: float) -> list[Outcome]:
             thread.join(PROGRESS_EVERY_S / len(threads))
         if any(thread.is_alive() for thread in threads):
             say(started, "still running: " + ", ".join(sorted(memory.running)))
-    return [outcomes[tier] for tiers in lanes for tier in tiers if tier in outcomes]
+    return [outcomes.get(tier, Outcome(tier)) for tiers in lanes for tier in tiers]
 
 
-def table(outcomes: list[Outcome], whole_s: float, memory: MemoryPeak) -> str:
+def table(outcomes: list[Outcome], whole_s: float, memory: MemoryPeak, stopped_by: str | None = None) -> str:
     rows = ["| tier | passed | failed | skipped | wall time | result |", "| --- | --- | --- | --- | --- | --- |"]
     totals: Counter = Counter()
     for o in outcomes:
         totals.update(o.counts)
         cells = [str(o.counts[k]) for k in ("passed", "failed", "skipped")] if o.measured else ["-", "-", "-"]
         rows.append(f"| {o.tier} | {' | '.join(cells)} | {minutes(o.seconds)} | {o.result} |")
-    failed = [o.tier for o in outcomes if o.rc]
     rows.append(f"| **whole** | {totals['passed']} | {totals['failed']} | {totals['skipped']} | {minutes(whole_s)} | "
-                f"{'FAILED: ' + ', '.join(failed) if failed else 'passed'} |")
+                f"{verdict(outcomes, stopped_by)} |")
     skips = [f"- {o.tier}: {count} x {reason}" for o in outcomes for reason, count in sorted(o.skips.items())]
     peak = (f"Peak memory in use: {memory.peak_kib / 2**20:.1f} GiB of "
             f"{total_memory_kib() / 2**20:.1f} GiB, while {', '.join(memory.peak_during) or 'building'} ran.")
     return "\n".join([*rows, "", "Skipped, with the reason each gave:" if skips else "Nothing skipped.", *skips,
                       "", peak]) + "\n"
+
+
+def verdict(outcomes: list[Outcome], stopped_by: str | None) -> str:
+    failed = [o.tier for o in outcomes if o.rc and not o.stopped]
+    stopped = [o.tier for o in outcomes if o.stopped]
+    parts = ["FAILED: " + ", ".join(failed)] if failed else []
+    if stopped_by:
+        parts.append(f"STOPPED by {stopped_by}" + (": " + ", ".join(stopped) if stopped else ""))
+    return "; ".join(parts) or "passed"
 
 
 def total_memory_kib() -> int:
@@ -192,25 +306,34 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     memory = MemoryPeak()
     memory.start()
+    stopper = Stopper()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, stopper.ask)
+    threading.Thread(target=stopper.stop_when_asked, args=(lambda message: say(started, message),),
+                     daemon=True).start()
     build = Outcome("build")
     say(started, "building what the tiers need (cached builds take seconds)")
     begin = time.monotonic()
     with open(RESULTS / "build.log", "w") as log:
         for step in BUILD_STEPS:
-            build.rc = subprocess.run(step, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, check=False).returncode
-            if build.rc:
+            build.rc = stopper.run("build", step, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+            if build.rc:  # failed, or stopped (None: the stop came between two steps)
                 break
     build.seconds = time.monotonic() - begin
+    build.stopped = stopper.asked.is_set() and build.rc != 0
     outcomes = [build]
-    if build.rc:
+    if build.rc and not build.stopped:
         print((RESULTS / "build.log").read_text(errors="replace")[-8000:], flush=True)
-    else:
-        outcomes += run_lanes([tuple(t for t in lane if t in wanted) for lane in LANES], memory, started)
-        outcomes += run_lanes([tuple(t for t in ALONE_AFTER if t in wanted)], memory, started)
-    summary = table(outcomes, time.monotonic() - started, memory)
+    else:  # after a stop, the lanes start nothing: their tiers are listed as not run
+        outcomes += run_lanes([tuple(t for t in lane if t in wanted) for lane in LANES], memory, started, stopper)
+        outcomes += run_lanes([tuple(t for t in ALONE_AFTER if t in wanted)], memory, started, stopper)
+    if stopper.asked.is_set():
+        stopper.done.wait()  # the stopped tiers' process groups are gone before the table says so
+    stopped_by = signal.Signals(stopper.signum).name if stopper.signum else None
+    summary = table(outcomes, time.monotonic() - started, memory, stopped_by)
     (RESULTS / "summary.md").write_text(summary)
     print("\n" + summary, flush=True)
-    return 1 if any(o.rc for o in outcomes) else 0
+    return stopper.exit_status or (1 if any(o.rc for o in outcomes) else 0)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,11 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""tools/test_suite.py: what `make test`'s table says of each tier, read from the tiers' JUnit reports."""
+"""tools/test_suite.py: what `make test`'s table says of each tier, read from the tiers' JUnit reports,
+and how a stop (Ctrl-C, SIGTERM) ends the run: no tier starts after it, the running ones' process groups end."""
+import signal
 import sys
+import threading
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
@@ -46,3 +50,115 @@ def test_every_tier_of_the_lanes_is_a_make_target():
     makefile = (Path(__file__).resolve().parents[2] / "Makefile").read_text()
     for tier in [t for lane in test_suite.LANES for t in lane] + list(test_suite.ALONE_AFTER):
         assert f"\n{tier}:" in makefile, tier
+
+
+def _wait_for(predicate, bound_s=10.0):
+    """Polls `predicate` up to a generous bound; the tests assert what happened, never how long it took."""
+    deadline = time.monotonic() + bound_s
+    while not predicate():
+        assert time.monotonic() < deadline, "not within %s s" % bound_s
+        time.sleep(0.05)
+
+
+def _still_runs(pid):
+    """A zombie has ended: only its parent (or init) has not reaped it yet."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+class _Lane:
+    """One lane of fake tiers run by test_suite.run_lanes in a thread; each tier runs `script` (sh) in place of make.
+
+    The script writes the pid of the `sleep` it starts in the background to <tier>.pid: a process of the tier's
+    group that is not its leader, which a stop must end too."""
+
+    def __init__(self, tmp_path, monkeypatch, tiers, script, grace_s=30.0):
+        monkeypatch.setattr(test_suite, "RESULTS", tmp_path)
+        self.tmp_path, self.started, self.reports, self.outcomes = tmp_path, [], [], []
+        self.stopper = test_suite.Stopper(grace_s=grace_s)
+        threading.Thread(target=self.stopper.stop_when_asked, args=(self.reports.append,), daemon=True).start()
+        self.thread = threading.Thread(target=self._run, args=(tiers, script), daemon=True)
+        self.thread.start()
+
+    def _run(self, tiers, script):
+        self.outcomes = test_suite.run_lanes([tiers], test_suite.MemoryPeak(), time.monotonic(), self.stopper,
+                                             command=lambda tier: self._command(tier, script))
+
+    def _command(self, tier, script):
+        self.started.append(tier)
+        return ["sh", "-c", f"{script}; sleep 30 & echo $! > {self.tmp_path / tier}.pid; wait"]
+
+    def running_child(self, tier):
+        """Once `tier` runs: its process group and its background sleep's pid."""
+        pid_file = self.tmp_path / f"{tier}.pid"
+        _wait_for(lambda: pid_file.exists() and pid_file.read_text().strip())
+        return self.stopper.running()[tier], int(pid_file.read_text())
+
+    def finish(self):
+        self.thread.join(20)
+        assert not self.thread.is_alive(), "the lane did not end after the stop"
+        assert self.stopper.done.wait(20), "the stop did not end"
+        return self.outcomes
+
+
+def test_a_stop_while_the_first_tier_runs_ends_its_group_and_starts_no_other_tier(tmp_path, monkeypatch):
+    lane = _Lane(tmp_path, monkeypatch, ("first", "second"), script="true")
+    pgid, child = lane.running_child("first")
+    lane.stopper.ask(signal.SIGINT)
+    outcomes = lane.finish()
+    assert lane.started == ["first"]
+    assert [(o.tier, o.result) for o in outcomes] == [("first", "stopped"), ("second", "not run")]
+    assert not _still_runs(child)
+    assert not test_suite.group_alive(pgid)
+    assert lane.stopper.exit_status == 130
+    assert lane.reports[0] == "SIGINT: no tier starts any more; SIGTERM to first"
+    assert not any("SIGKILL" in report for report in lane.reports)
+
+
+def test_a_tier_that_ignores_sigterm_gets_sigkill_after_the_grace(tmp_path, monkeypatch):
+    # `trap '' TERM`: the shell and the sleep it starts (an ignored signal stays ignored across exec) outlive SIGTERM.
+    lane = _Lane(tmp_path, monkeypatch, ("stubborn",), script="trap '' TERM", grace_s=0.5)
+    pgid, child = lane.running_child("stubborn")
+    lane.stopper.ask(signal.SIGTERM)
+    outcomes = lane.finish()
+    assert [(o.tier, o.result) for o in outcomes] == [("stubborn", "stopped")]
+    assert outcomes[0].rc == -signal.SIGKILL
+    assert not _still_runs(child)
+    assert not test_suite.group_alive(pgid)
+    assert "stubborn: still running after 0.5 s, SIGKILL to its process group" in lane.reports
+    assert lane.stopper.exit_status == 143
+
+
+def test_after_a_stop_nothing_starts(tmp_path, monkeypatch):
+    monkeypatch.setattr(test_suite, "RESULTS", tmp_path)
+    stopper = test_suite.Stopper()
+    stopper.ask(signal.SIGTERM)
+    stopper.ask(signal.SIGINT)  # a second signal changes nothing: the first one names the stop
+    assert stopper.run("build", ["true"]) is None
+    started = []
+    outcomes = test_suite.run_lanes([("units", "lint")], test_suite.MemoryPeak(), time.monotonic(), stopper,
+                                    command=lambda tier: started.append(tier) or ["true"])
+    assert started == []
+    assert [o.result for o in outcomes] == ["not run", "not run"]
+    assert stopper.exit_status == 143
+
+
+def test_a_tier_that_ends_by_itself_keeps_its_result_and_a_run_not_stopped_exits_0():
+    stopper = test_suite.Stopper()
+    assert stopper.run("build", ["sh", "-c", "exit 3"]) == 3
+    assert stopper.running() == {}
+    assert stopper.exit_status == 0
+
+
+def test_the_table_of_a_stopped_run_says_so_and_names_no_stopped_tier_failed():
+    outcomes = [test_suite.Outcome("build", rc=0, seconds=5),
+                test_suite.Outcome("integration", rc=-15, seconds=75, stopped=True),
+                test_suite.Outcome("units", rc=1, seconds=30),
+                test_suite.Outcome("lint")]
+    table = test_suite.table(outcomes, 80, test_suite.MemoryPeak(), stopped_by="SIGINT")
+    assert "| integration | - | - | - | 1 min 15 s | stopped |" in table
+    assert "| lint | - | - | - | 0 min 00 s | not run |" in table
+    assert "| **whole** | 0 | 0 | 0 | 1 min 20 s | FAILED: units; STOPPED by SIGINT: integration |" in table
+    assert test_suite.verdict(outcomes[:1], None) == "passed"
