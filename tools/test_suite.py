@@ -14,7 +14,9 @@ the run's peak memory end the run, and are written to .test-results/summary.md.
 
 Ctrl-C (SIGINT) or SIGTERM stops the run: no lane starts another tier, each
 running tier's process group (make, its pytest, a testbed's teardown) gets
-SIGTERM, then SIGKILL if it still runs after STOP_GRACE_S; the table still
+SIGINT, on which pytest still runs its fixtures' teardown (the testbeds go
+down; on SIGTERM pytest dies without it), then SIGKILL if it still runs
+after STOP_GRACE_S; the table still
 ends the run, the stopped tiers marked so, and the exit status is 128 + the
 signal's number (130, 143).
 
@@ -161,14 +163,16 @@ class Stopper:
             return {name: process.pid for name, process in self._running.items()}
 
     def stop_when_asked(self, report) -> None:
-        """Waits for the stop; then SIGTERM to each running group, up to grace_s for them to go, SIGKILL to the rest."""
+        """Waits for the stop; then SIGINT to each running group, up to grace_s for them to go, SIGKILL to the rest.
+
+        SIGINT, whichever signal stopped the run: pytest ends on it as on Ctrl-C, tearing its testbeds down."""
         self.asked.wait()
         groups = self.running()  # taken after the stop was asked: nothing starts after it
-        self.signalled = set(groups)  # before any SIGTERM, so that the lanes it ends read it
-        report(f"{signal.Signals(self.signum).name}: no tier starts any more; SIGTERM to "
+        self.signalled = set(groups)  # before any SIGINT, so that the lanes it ends read it
+        report(f"{signal.Signals(self.signum).name}: no tier starts any more; SIGINT to "
                f"{', '.join(sorted(groups)) or 'nothing (none running)'}")
         for pgid in groups.values():
-            signal_group(pgid, signal.SIGTERM)
+            signal_group(pgid, signal.SIGINT)
         deadline, next_report = time.monotonic() + self.grace_s, 0.0
         alive = sorted(groups)
         while alive and time.monotonic() < deadline:

@@ -71,8 +71,9 @@ def _still_runs(pid):
 class _Lane:
     """One lane of fake tiers run by test_suite.run_lanes in a thread; each tier runs `script` (sh) in place of make.
 
-    The script writes the pid of the `sleep` it starts in the background to <tier>.pid: a process of the tier's
-    group that is not its leader, which a stop must end too."""
+    The script starts a child shell that writes its pid to <tier>.pid and becomes a `sleep`: a process of the
+    tier's group that is not its leader, which a stop must end too. (Not a background `sleep &`: a
+    non-interactive shell starts those with SIGINT ignored.)"""
 
     def __init__(self, tmp_path, monkeypatch, tiers, script, grace_s=30.0):
         monkeypatch.setattr(test_suite, "RESULTS", tmp_path)
@@ -88,7 +89,8 @@ class _Lane:
 
     def _command(self, tier, script):
         self.started.append(tier)
-        return ["sh", "-c", f"{script}; sleep 30 & echo $! > {self.tmp_path / tier}.pid; wait"]
+        child = f"echo \\$\\$ > {self.tmp_path / tier}.pid; exec sleep 30"
+        return ["sh", "-c", f'{script}; sh -c "{child}"']
 
     def running_child(self, tier):
         """Once `tier` runs: its process group and its background sleep's pid."""
@@ -113,13 +115,13 @@ def test_a_stop_while_the_first_tier_runs_ends_its_group_and_starts_no_other_tie
     assert not _still_runs(child)
     assert not test_suite.group_alive(pgid)
     assert lane.stopper.exit_status == 130
-    assert lane.reports[0] == "SIGINT: no tier starts any more; SIGTERM to first"
+    assert lane.reports[0] == "SIGINT: no tier starts any more; SIGINT to first"
     assert not any("SIGKILL" in report for report in lane.reports)
 
 
-def test_a_tier_that_ignores_sigterm_gets_sigkill_after_the_grace(tmp_path, monkeypatch):
-    # `trap '' TERM`: the shell and the sleep it starts (an ignored signal stays ignored across exec) outlive SIGTERM.
-    lane = _Lane(tmp_path, monkeypatch, ("stubborn",), script="trap '' TERM", grace_s=0.5)
+def test_a_tier_that_ignores_sigint_gets_sigkill_after_the_grace(tmp_path, monkeypatch):
+    # `trap '' INT`: the shell and what it starts (an ignored signal stays ignored across exec) outlive SIGINT.
+    lane = _Lane(tmp_path, monkeypatch, ("stubborn",), script="trap '' INT", grace_s=0.5)
     pgid, child = lane.running_child("stubborn")
     lane.stopper.ask(signal.SIGTERM)
     outcomes = lane.finish()
