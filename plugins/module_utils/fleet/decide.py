@@ -54,6 +54,11 @@ from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.credenti
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.plan import monitor_changes
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.removals import arc_runners_removals
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.plan import pod_monitor_releases
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.dra_pools import (
+    cluster_refusal,
+    doubly_allocated_nodes,
+    stale_claim_templates,
+)
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.removals import (
     gitlab_runner_removals,
     whole_fleet_refusal,
@@ -84,6 +89,10 @@ class _Answers:
 
     def __call__(self, key):
         return list((self._reads.get(key) or {}).get("resources") or [])
+
+    def answer(self, key):
+        """The read's whole answer (``api_found`` included), {} when it was not made."""
+        return dict(self._reads.get(key) or {})
 
 
 def gpu_operator_decision(plan, found, check_mode):
@@ -133,7 +142,7 @@ def gitlab_runner_decision(plan, found, pools, check_mode):
         "state": settings["state"], "prune": settings["prune"], "namespace": settings["namespace"],
         "timeout": settings["timeout"], "labels": plan["labels"], "namespaces": namespaces})
     decision = {"removals": removals, "pending": {}, "created_pools": [], "created_secrets": [], "changes": [],
-                "notes": []}
+                "notes": [], "stale_claim_templates": []}
     if settings["state"] != "present":
         decision["changes"] = gitlab_runner_changes(plan, removals, _pool_objects(found), found("secrets"), [])
         return decision, ""
@@ -145,6 +154,12 @@ def gitlab_runner_decision(plan, found, pools, check_mode):
     releases, refusal = pod_monitor_releases(plan, found("pod_monitor_crd"))
     if refusal:
         return decision, refusal
+    # DRA pools need resource.k8s.io/v1 and their DeviceClasses, or their jobs would wait forever.
+    refusal = cluster_refusal(plan["dra_needs"], found.answer("device_classes"), "gitlab_runner_pools")
+    if refusal:
+        return decision, refusal
+    stale = decision["stale_claim_templates"] = stale_claim_templates(
+        found("claim_templates"), plan["claim_templates"], plan["pool_label"], removals["names"])
     created = decision["created_pools"] = list(plan["created_pools"])
     token_secrets = gitlab_runner_token_secrets({
         "secrets": [secret for secret in plan["secrets"] if secret["pool"] not in created],
@@ -154,23 +169,34 @@ def gitlab_runner_decision(plan, found, pools, check_mode):
                                    and not (check_mode and secret["namespace"] not in existing)]
     decision["pending"] = pending_changes({
         "namespaces": plan["namespaces"], "namespace_labels": plan["labels"],
-        "objects": plan["access"] + token_secrets,
-        "found": found("namespaces") + found("accounts") + found("roles") + found("role_bindings") + found("secrets"),
+        "objects": plan["access"] + plan["claim_templates"] + token_secrets,
+        "found": found("namespaces") + found("accounts") + found("roles") + found("role_bindings")
+        + found("claim_templates") + found("secrets"),
         "releases": releases, "release_records": found("release_records"), "awaited": found("managers"),
         # Runners the role creates in GitLab are checked with GitLab on every run.
         "steps": ["remove pool " + name for name in removals["existing"]]
         + ["delete unused namespace " + name for name in removals["unused_namespaces"]]
+        + ["delete ResourceClaimTemplate %s/%s (no DRA pool uses it)" % (obj["metadata"]["namespace"],
+                                                                         obj["metadata"]["name"]) for obj in stale]
         + ["create or find in GitLab the runner of pool " + name for name in created],
         "readback": plan["readback_reads"], "check_mode": check_mode})
     decision["changes"] = decision["pending"]["changes"] + gitlab_runner_changes(
-        plan, removals, _pool_objects(found), found("secrets"), created)
-    decision["notes"] = decision["pending"]["notes"]
+        plan, removals, _pool_objects(found), found("secrets"), created, stale)
+    decision["notes"] = decision["pending"]["notes"] + _double_allocation_notes(plan, found)
     return decision, ""
+
+
+def _double_allocation_notes(plan, found):
+    if not plan["dra_needs"]:
+        return []
+    return ["node %s hands out its GPUs both through the device plugin (nvidia.com/gpu) and through NVIDIA's DRA "
+            "driver: one GPU can go to two pods; run one of them per node" % name
+            for name in doubly_allocated_nodes(found("nodes"), found("resource_slices"))]
 
 
 def _pool_objects(found):
     """The objects of the GitLab pools the read found: what a pool's removal deletes besides its release."""
-    return found("accounts") + found("roles") + found("role_bindings") + found("secrets")
+    return found("accounts") + found("roles") + found("role_bindings") + found("claim_templates") + found("secrets")
 
 
 def arc_runners_decision(plan, found, scale_sets, check_mode):

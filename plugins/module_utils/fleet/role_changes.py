@@ -31,16 +31,17 @@ def gpu_operator_changes(patches, nodes, time_slicing_configmaps):
             for patch in patches] + [entry(REMOVE, describe(obj)) for obj in time_slicing_configmaps]
 
 
-def gitlab_runner_changes(plan, removals, found_objects, found_secrets, created_pools):
+def gitlab_runner_changes(plan, removals, found_objects, found_secrets, created_pools, stale_claim_templates=()):
     """What the GitLab runner role does besides its objects and releases.
 
     Each pool it removes (``removals["existing"]``): its release, the
     objects the read found of it (``found_objects``: its ServiceAccount,
     Role, RoleBinding, token Secret) and, when the role created its runner
     in GitLab (the annotation on its token Secret), that runner; the
-    namespaces it deletes; and the runners it creates in GitLab: those of
-    ``created_pools`` whose token Secret the read did not find (a found one
-    holds the runner's token, the runner exists).
+    namespaces it deletes; the ResourceClaimTemplates no DRA pool uses any
+    more (``stale_claim_templates``); and the runners it creates in GitLab:
+    those of ``created_pools`` whose token Secret the read did not find (a
+    found one holds the runner's token, the runner exists).
     """
     entries = []
     for name in removals["existing"]:
@@ -51,6 +52,7 @@ def gitlab_runner_changes(plan, removals, found_objects, found_secrets, created_
         entries += [entry(REMOVE, "runner of pool %s in GitLab %s" % (name, masked_url(_annotations(obj)[CREATED_IN_ANNOTATION])))
                     for obj in owned if obj.get("kind") == "Secret" and CREATED_IN_ANNOTATION in _annotations(obj)]
     entries += [entry(REMOVE, "Namespace %s" % name) for name in removals["unused_namespaces"]]
+    entries += [entry(REMOVE, describe(obj)) for obj in stale_claim_templates]
     found = set(_key(obj) for obj in found_secrets)
     entries += [entry(ADD, "runner of pool %s in GitLab %s, its token into Secret %s/%s (data not shown)"
                       % (secret["pool"], masked_url(secret["gitlab_url"]), secret["namespace"], secret["name"]))

@@ -14,6 +14,11 @@ takes them, pools without their tokens) it returns:
   ``gpuci.runners.helm_releases``;
 - ``access``: per present pool, the manager's ServiceAccount and the Role and
   RoleBinding in the job namespace (what the Kubernetes executor needs);
+- ``claim_templates``: per present pool that asks for DRA
+  (``gpu_allocation: dra``), its ResourceClaimTemplate in the job namespace
+  (gpu/dra_pools.py), applied with the access objects; ``dra_needs``: the
+  DeviceClass each of those pools' claims names, which the converge's
+  decision checks against the cluster before anything changes;
 - ``secrets``: per present pool, the name, namespace, labels and GitLab URL of
   the Secret that holds its runner token (the token never passes through here;
   gitlab_runner/token_secrets.py fills it in);
@@ -64,6 +69,13 @@ from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.prefli
     POOLS,
     pool_problems,
     role_concurrent,
+)
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.dra import RESOURCE_API_VERSION
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.dra_pools import (
+    CLAIM_TEMPLATE_KIND,
+    claim_templates,
+    device_class_needs,
+    entry_claims,
 )
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s.reads import AVAILABLE, read
 from ansible_collections.gpuci.runners.plugins.module_utils.monitoring.monitors import (
@@ -147,6 +159,7 @@ def gitlab_runner_plan(settings, gpu_classes=None):
                 for index, pool in enumerate(pools) if pool["state"] == "present"]
     selector = set_selector("release", [release["name"] for release in releases])
     record_selectors = release_record_selectors(release["name"] for release in releases)
+    claims = entry_claims(present, gpu_classes, POOLS)
     return {
         "labels": labels,
         "label_selectors": label_selectors(labels),
@@ -154,6 +167,8 @@ def gitlab_runner_plan(settings, gpu_classes=None):
         "namespaces": needed_namespaces(pools, settings["gitlab_runner_namespace"]),
         "releases": releases,
         "access": [obj for pool in present for obj in _access(pool, labels, settings)],
+        "claim_templates": claim_templates(claims, lambda pool: _pool_labels(labels, pool)),
+        "dra_needs": device_class_needs(claims),
         "secrets": [{"pool": pool["name"], "name": token_secret_name(pool["name"]), "gitlab_url": pool["gitlab_url"],
                      "namespace": settings["gitlab_runner_namespace"], "labels": _pool_labels(labels, pool)}
                     for pool in present],
@@ -172,7 +187,8 @@ def gitlab_runner_plan(settings, gpu_classes=None):
                     "timeout": removal_timeout(settings["gitlab_runner_wait_timeout"],
                                                settings.get("gitlab_runner_extra_values"))},
         "pod_monitors": _pod_monitors(settings),
-        "reads": _reads(settings, labels, selector, record_selectors) + _monitor_reads(settings, releases),
+        "reads": _reads(settings, labels, selector, record_selectors) + _monitor_reads(settings, releases)
+        + _dra_reads(claims),
         "readback_reads": _readback_reads(settings, selector) if releases else [],
         "problems": [],
     }
@@ -194,6 +210,8 @@ def _reads(settings, labels, selector, record_selectors):
         read(GROUP, "accounts", "ServiceAccount", label_selectors=pool_objects),
         read(GROUP, "roles", "Role", RBAC, label_selectors=pool_objects),
         read(GROUP, "role_bindings", "RoleBinding", RBAC, label_selectors=pool_objects),
+        # Found on a cluster without resource.k8s.io/v1 too: k8s_info answers api_found false, no error.
+        read(GROUP, "claim_templates", CLAIM_TEMPLATE_KIND, RESOURCE_API_VERSION, label_selectors=pool_objects),
         read(GROUP, "secrets", "Secret", namespace=namespace, label_selectors=pool_objects),
         read(GROUP, "release_records", "Secret", namespace=namespace, helm_releases=True,
              label_selectors=record_selectors),
@@ -201,6 +219,19 @@ def _reads(settings, labels, selector, record_selectors):
         # The managers' names and status; their pod spec is the chart's (a third of the read).
         read(GROUP, "managers", "Deployment", "apps/v1", namespace=namespace, label_selectors=[selector],
              hidden_fields=["spec"]),
+    ]
+
+
+def _dra_reads(claims):
+    """What DRA pools need of the cluster: its DeviceClasses, and the nodes and slices that say where a GPU is
+    handed out twice (gpu/dra_pools.py). Read only when a pool asks for DRA."""
+    if not claims:
+        return []
+    return [
+        read(GROUP, "device_classes", "DeviceClass", RESOURCE_API_VERSION, hidden_fields=["spec"]),
+        read(GROUP, "resource_slices", "ResourceSlice", RESOURCE_API_VERSION, hidden_fields=["spec.devices"]),
+        read(GROUP, "nodes", "Node", hidden_fields=["spec", "metadata.labels", "metadata.annotations",
+                                                   "status.conditions", "status.images", "status.nodeInfo"]),
     ]
 
 

@@ -63,8 +63,10 @@ from ansible_collections.gpuci.runners.plugins.module_utils.common.validation im
 )
 
 # The role's own objects of each pool, as reads of k8s_reads (Secrets' data hidden).
+# A DRA pool's ResourceClaimTemplate too: on a cluster without resource.k8s.io/v1 its read finds nothing, no error.
 POOL_OBJECT_KINDS = (("role_bindings", "rbac.authorization.k8s.io/v1", "RoleBinding"),
                      ("roles", "rbac.authorization.k8s.io/v1", "Role"),
+                     ("claim_templates", "resource.k8s.io/v1", "ResourceClaimTemplate"),
                      ("service_accounts", "v1", "ServiceAccount"),
                      ("secrets", "v1", "Secret"))
 # Every namespace carries its name as this label (Kubernetes 1.21+).

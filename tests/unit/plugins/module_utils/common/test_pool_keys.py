@@ -9,6 +9,7 @@ runs: the preflight checks them, naming the entry as the inventory does."""
 import pytest
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.classes import GPU_ACCESS_MODES
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.dra import GPU_ALLOCATIONS
 from ansible_collections.gpuci.runners.plugins.module_utils.common.pool_keys import (
     ARC_CONTAINER_MODES,
     ENTRY_STATES,
@@ -17,7 +18,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.common.pool_keys imp
 )
 
 ENTRIES = {"gitlab_runner": ("gitlab_runner_pools", "pool"), "arc_runners": ("arc_runners_scale_sets", "scale_set")}
-CHOICES = {"state": ENTRY_STATES, "gpu_access": GPU_ACCESS_MODES, "lane": GPU_ACCESS_MODES,
+CHOICES = {"state": ENTRY_STATES, "gpu_access": GPU_ACCESS_MODES, "gpu_allocation": GPU_ALLOCATIONS, "lane": GPU_ACCESS_MODES,
            "container_mode": ARC_CONTAINER_MODES}
 
 
