@@ -16,17 +16,26 @@ takes them, scale sets without their credentials) it returns:
   name, the controller's service account), ready for
   ``gpuci.runners.helm_releases``;
 - ``configmaps``: the hook template ConfigMaps of kubernetes-mode scale sets;
+- ``claim_templates``: per present scale set that asks for DRA
+  (``gpu_allocation: dra``), its ResourceClaimTemplate ``<name>-gpu`` in the
+  scale set's namespace, labelled like its ConfigMap (gpu/dra_pools.py),
+  applied with the ConfigMaps: the runner pod names it (container modes
+  none and dind), or the job pod of kubernetes mode does (its hook
+  template); ``dra_needs``: the DeviceClass each of those claims names,
+  which the converge's decision checks against the cluster before anything
+  changes;
 - ``secrets``: per present scale set whose credentials the role keeps, the
   Secret's name, namespace and labels (the credentials never pass through here);
 - ``removed``: the scale sets to remove (marked absent, or all of them with
   ``arc_runners_state: absent``), and ``removals``: their releases in state
   absent for ``helm_releases``;
 - ``removed_selectors``: per namespace of removed scale sets, the label
-  selectors of the Secrets and ConfigMaps the role made for them;
+  selectors of the Secrets, ConfigMaps and ResourceClaimTemplates the role
+  made for them;
 - ``namespace_labels``: on the namespaces the role creates (so it may delete
   them; a namespace that existed before never gets them), and
   ``namespace_selectors``: the same as ``k8s_info`` takes them;
-- ``scale_set_label``: the label that ties a Secret or ConfigMap to its scale set;
+- ``scale_set_label``: the label that ties a Secret, ConfigMap or ResourceClaimTemplate to its scale set;
 - ``scale_set_name_label``: the label ARC puts on a scale set's own objects;
 - ``crds``: the controller chart's CRDs, which ``arc_runners_remove_crds`` deletes;
 - ``by_scale_set``: per present scale set, what pruning and verification
@@ -70,6 +79,13 @@ from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.runner_t
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.preflight import CREDENTIAL_KEYS, SCALE_SETS, scale_set_problems
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.readback import named_secret_key
 from ansible_collections.gpuci.runners.plugins.module_utils.common.chart_source import check_chart_source
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.dra import RESOURCE_API_VERSION
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.dra_pools import (
+    CLAIM_TEMPLATE_KIND,
+    claim_templates,
+    device_class_needs,
+    entry_claims,
+)
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s.reads import read
 from ansible_collections.gpuci.runners.plugins.module_utils.monitoring.monitors import (
     MONITORING_API,
@@ -88,7 +104,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.common.validation im
 
 CONTROLLER_CHART = "gha-runner-scale-set-controller"
 SCALE_SET_CHART = "gha-runner-scale-set"
-# Which scale set a Secret or hook ConfigMap belongs to, so stale ones can be found.
+# Which scale set a Secret, hook ConfigMap or claim template belongs to, so stale ones can be found.
 SCALE_SET_LABEL = "gpuci.runners/arc-scale-set"
 # The label ARC's chart and controller put on a scale set's own objects.
 SCALE_SET_NAME_LABEL = "actions.github.com/scale-set-name"
@@ -205,6 +221,7 @@ def arc_runners_plan(settings, gpu_classes=None):
                  "timeout": settings["arc_runners_wait_timeout"]} for s in removed]
     namespaces = ([settings["arc_runners_controller_namespace"]] if controller else []) + [
         s["namespace"] for _index, s in present]
+    claims = entry_claims([s for _index, s in present], gpu_classes, SCALE_SETS)
     return {
         "controller_wanted": wanted,
         "scale_sets": scale_sets,
@@ -212,6 +229,8 @@ def arc_runners_plan(settings, gpu_classes=None):
         "controller": controller,
         "releases": releases,
         "configmaps": configmaps,
+        "claim_templates": claim_templates(claims, lambda s: ownership_labels({SCALE_SET_LABEL: s["name"]})),
+        "dra_needs": device_class_needs(claims),
         "secrets": secrets,
         "removed": removed,
         "removals": removals,
@@ -229,7 +248,7 @@ def arc_runners_plan(settings, gpu_classes=None):
         "pod_monitors": _pod_monitors(settings, controller),
         "monitors": _monitors(settings, controller),
         "monitor_selectors": label_selectors(MONITOR_LABELS),
-        "reads": _reads(record_selectors) + named_secrets + _monitor_reads(settings, controller),
+        "reads": _reads(record_selectors) + named_secrets + _monitor_reads(settings, controller) + _dra_reads(claims),
         "readback_reads": [read(GROUP, "runner_sets", "AutoscalingRunnerSet", RUNNER_SET_API)] + named_secrets,
         "problems": (_problems(settings, wanted, wanted or bool(scale_sets), charts) + _monitoring_problems(settings))
         if role_present else [],
@@ -301,7 +320,8 @@ def monitor_changes(plan, found):
 
 
 def _removed_selectors(removed):
-    """Per namespace (in the scale sets' order), what selects our Secrets and ConfigMaps of its removed scale sets."""
+    """Per namespace (in the scale sets' order), what selects our Secrets, ConfigMaps and ResourceClaimTemplates of
+    its removed scale sets."""
     names = {}
     for scale_set in removed:
         names.setdefault(scale_set["namespace"], []).append(scale_set["name"])
@@ -311,20 +331,36 @@ def _removed_selectors(removed):
 
 
 def _reads(record_selectors):
-    """What the role decides from, in one k8s_reads run: the namespaces, our Secrets and hook ConfigMaps
-    (which pruning may remove), Helm's records of the releases (the removed scale sets' too: they are
+    """What the role decides from, in one k8s_reads run: the namespaces, our Secrets, hook ConfigMaps and
+    claim templates (which pruning may remove), Helm's records of the releases (the removed scale sets' too: they are
     pending while they exist) and the AutoscalingRunnerSets."""
     ours = OWNED_SELECTORS + [SCALE_SET_LABEL]
     return [
         read(GROUP, "namespaces", "Namespace"),
         read(GROUP, "secrets", "Secret", label_selectors=ours),
         read(GROUP, "configmaps", "ConfigMap", label_selectors=ours),
+        # Read on every run, so a scale set that left DRA has its template pruned. On a cluster without
+        # resource.k8s.io/v1, k8s_info answers api_found false and nothing, no error.
+        read(GROUP, "claim_templates", CLAIM_TEMPLATE_KIND, RESOURCE_API_VERSION, label_selectors=ours),
         read(GROUP, "release_records", "Secret", helm_releases=True, label_selectors=record_selectors),
         # Empty until the controller chart has installed ARC's CRDs. Whether
         # they exist is told by the controller's release record instead
         # (pending_changes' crds_from): reading the CRD meant fetching and
         # decoding its 600 KB schema on every run.
         read(GROUP, "runner_sets", "AutoscalingRunnerSet", RUNNER_SET_API),
+    ]
+
+
+def _dra_reads(claims):
+    """What DRA scale sets need of the cluster: its DeviceClasses, and the nodes and slices that say where a GPU
+    is handed out twice (gpu/dra_pools.py). Read only when a scale set asks for DRA."""
+    if not claims:
+        return []
+    return [
+        read(GROUP, "device_classes", "DeviceClass", RESOURCE_API_VERSION, hidden_fields=["spec"]),
+        read(GROUP, "resource_slices", "ResourceSlice", RESOURCE_API_VERSION, hidden_fields=["spec.devices"]),
+        read(GROUP, "nodes", "Node", hidden_fields=["spec", "metadata.labels", "metadata.annotations",
+                                                   "status.conditions", "status.images", "status.nodeInfo"]),
     ]
 
 

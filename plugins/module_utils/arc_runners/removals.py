@@ -3,11 +3,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """What the arc_runners role prunes after a converge: our objects no present scale set uses any more.
 
-A scale set's credentials Secret and hook template ConfigMap carry our
-scale set label (``scale_set_label``). After the releases point elsewhere,
-those of a present scale set that it no longer uses go: a token replaced by
-``github_config_secret``, kubernetes container mode left, a namespace
-changed. Objects labelled with a scale set that is not present are left to
+A scale set's credentials Secret, hook template ConfigMap and DRA claim
+template carry our scale set label (``scale_set_label``). After the releases
+point elsewhere, those of a present scale set that it no longer uses go: a
+token replaced by ``github_config_secret``, kubernetes container mode left,
+``gpu_allocation: dra`` left, a namespace changed. Objects labelled with a scale set that is not present are left to
 that scale set's removal (``plan["removals"]``). The objects are those of the
 one read, made before this run changed anything; those this run made are in
 use, so none is missed.
@@ -24,6 +24,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.common.validation im
     object_list,
     require_mapping,
 )
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.dra_pools import stale_claim_templates
 
 # Every namespace carries its name as this label (Kubernetes 1.21+).
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
@@ -60,6 +61,21 @@ def arc_runners_removals(spec, path="arc_runners_removals"):
 
     return {"secrets": unused(spec.get("secrets"), "Secret", "secrets"),
             "configmaps": unused(spec.get("configmaps"), "ConfigMap", "configmaps")}
+
+
+def arc_runners_stale_claim_templates(plan, found):
+    """The ResourceClaimTemplates of present scale sets that they no longer use, as deletions.
+
+    ``plan`` is the role's (``by_scale_set``, ``scale_set_label``,
+    ``claim_templates``); ``found`` our templates as the read found them. A
+    template labelled with a scale set that is not present stays: a removed
+    one's goes with it (scale_sets_absent.yml), an undeclared one's runners
+    may still use it.
+    """
+    label = plan["scale_set_label"]
+    present = [obj for obj in object_list(found, "claim_templates")
+               if ((obj.get("metadata") or {}).get("labels") or {}).get(label) in plan["by_scale_set"]]
+    return stale_claim_templates(present, plan["claim_templates"], label)
 
 
 def arc_runners_absent(spec, path="arc_runners_absent"):

@@ -15,7 +15,8 @@ label and read back:
   the DCGM exporter's ServiceMonitor on or off (``gpu_operator/plan.py``
   ``service_monitor_release``, which refuses
   ``gpu_operator_dcgm_service_monitor: on`` without the CRD), and the
-  refusal of a second GPU Operator on the cluster (``gpu_operator/owner.py``);
+  refusal of a second GPU Operator on the cluster, or of a switch between
+  the device plugin and DRA on a running release (``gpu_operator/owner.py``);
 - ``gitlab_runner``: what to remove (``gitlab_runner/removals.py``; a
   converge that would remove every pool the cluster holds while the
   inventory declares none of them is refused, ``whole_fleet_refusal``) and,
@@ -117,7 +118,8 @@ def gpu_operator_decision(plan, found, check_mode):
         "steps": (["remove the time-slicing ConfigMap"] if remove_time_slicing else [])
         + [patch["summary"] for patch in patches],
         "readback": plan["readback_reads"], "check_mode": check_mode})
-    refusal = gpu_operator_owner({"policies": found("policy"), "cluster_policy": plan["cluster_policy"],
+    refusal = gpu_operator_owner({"policies": found("policy"), "gpu_clusters": found("gpu_cluster"),
+                                  "cluster_policy": plan["cluster_policy"], "gpu_allocation": plan.get("gpu_allocation"),
                                   "release": release["name"], "namespace": release["namespace"]})
     changes = pending["changes"] + gpu_operator_changes(patches, found("nodes"), configmaps if remove_time_slicing else [])
     return {"pending": pending, "node_patches": patches, "remove_time_slicing": remove_time_slicing,
@@ -200,20 +202,38 @@ def _pool_objects(found):
 
 
 def arc_runners_decision(plan, found, scale_sets, check_mode):
-    """ARC's ``{pending, removals, stale_monitors}``; ``scale_sets`` as the inventory wrote them (their credentials)."""
+    """ARC's ``{pending, removals, stale_monitors, stale_claim_templates}``; ``scale_sets`` as the inventory wrote
+    them (their credentials)."""
+    # Imported here, not with the others: this function is the only part of this file the ARC side edits.
+    from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.removals import (  # pylint: disable=import-outside-toplevel
+        arc_runners_stale_claim_templates,
+    )
+
     controller = [plan["controller"]] if plan["controller"] else []
+    refused = {"pending": {}, "removals": {}, "stale_monitors": [], "stale_claim_templates": [], "changes": [],
+               "notes": []}
     # The PodMonitors of the controller and the listeners, as the CRD and arc_runners_pod_monitors decide.
     monitors, stale, refusal = monitor_changes(plan, found)
     if refusal:
-        return {"pending": {}, "removals": {}, "stale_monitors": [], "changes": [], "notes": []}, refusal
+        return refused, refusal
+    # DRA scale sets need resource.k8s.io/v1 and their DeviceClasses, or their pods would wait forever.
+    refusal = cluster_refusal(plan["dra_needs"], found.answer("device_classes"), "arc_runners_scale_sets")
+    if refusal:
+        return refused, refusal
+    # A present scale set's template it no longer uses (DRA left, namespace changed); a removed one's goes with it.
+    stale_templates = arc_runners_stale_claim_templates(plan, found("claim_templates"))
     credentials = arc_runners_credential_secrets({"secrets": plan["secrets"], "scale_sets": scale_sets})
     pending = pending_changes({
         "namespaces": plan["namespaces"], "namespace_labels": plan["namespace_labels"],
         # The PodMonitors live in the controller's namespace, which this apply creates first.
-        "objects": plan["configmaps"] + credentials + monitors,
-        "found": found("namespaces") + found("secrets") + found("configmaps") + found("pod_monitors"),
+        "objects": plan["configmaps"] + plan["claim_templates"] + credentials + monitors,
+        "found": found("namespaces") + found("secrets") + found("configmaps") + found("claim_templates")
+        + found("pod_monitors"),
         "steps": ["remove PodMonitor %s/%s" % (monitor["metadata"]["namespace"], monitor["metadata"]["name"])
-                  for monitor in stale],
+                  for monitor in stale]
+        + ["delete ResourceClaimTemplate %s/%s (no DRA scale set uses it)" % (obj["metadata"]["namespace"],
+                                                                             obj["metadata"]["name"])
+           for obj in stale_templates],
         # The removed scale sets' releases are pending until they are gone.
         "releases": controller + plan["releases"] + plan["removals"], "release_records": found("release_records"),
         "apply_releases": controller + plan["releases"], "crds_from": plan["controller"],
@@ -222,8 +242,9 @@ def arc_runners_decision(plan, found, scale_sets, check_mode):
     # namespace) also changes the scale set's release, so it is never settled.
     removals = arc_runners_removals({"by_scale_set": plan["by_scale_set"], "scale_set_label": plan["scale_set_label"],
                                      "secrets": found("secrets"), "configmaps": found("configmaps")})
-    return {"pending": pending, "removals": removals, "stale_monitors": stale,
-            "changes": pending["changes"] + arc_runners_changes(stale, removals), "notes": pending["notes"]}, ""
+    return {"pending": pending, "removals": removals, "stale_monitors": stale, "stale_claim_templates": stale_templates,
+            "changes": pending["changes"] + arc_runners_changes(stale, removals, stale_templates),
+            "notes": pending["notes"] + _double_allocation_notes(plan, found)}, ""
 
 
 def _decision(role, plan, found, entry, check_mode):

@@ -61,9 +61,11 @@ def gitlab_runner_changes(plan, removals, found_objects, found_secrets, created_
     return entries
 
 
-def arc_runners_changes(stale_monitors, removals):
-    """The PodMonitors no longer wanted and what pruning removes (Secrets and ConfigMaps no scale set uses)."""
-    return [entry(REMOVE, describe(obj)) for obj in list(stale_monitors) + removals["secrets"] + removals["configmaps"]]
+def arc_runners_changes(stale_monitors, removals, stale_claim_templates=()):
+    """The PodMonitors no longer wanted and what pruning removes (Secrets, ConfigMaps and ResourceClaimTemplates
+    no scale set uses)."""
+    return [entry(REMOVE, describe(obj)) for obj in list(stale_monitors) + removals["secrets"] + removals["configmaps"]
+            + list(stale_claim_templates)]
 
 
 def _labels(obj):
