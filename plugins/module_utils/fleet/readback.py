@@ -31,8 +31,10 @@ ROLE_KEYS = frozenset(("plan", "pending"))
 
 
 def _gpu_operator(plan, answers, path):
+    # The GPUCluster is read back only with gpu_operator_gpu_allocation: dra.
+    clusters = answers["gpu_cluster"]["resources"] if "gpu_cluster" in answers else []
     return gpu_operator_readback({"values": plan["release"]["values"], "cluster_policy": plan["cluster_policy"],
-                                  "policies": answers["policy"]["resources"]}, path)
+                                  "policies": answers["policy"]["resources"], "gpu_clusters": clusters}, path)
 
 
 def _gitlab_runner(plan, answers, path):

@@ -8,6 +8,22 @@ From the role's variables (under their own names) it returns:
 - ``release``: the GPU Operator's release with its complete chart values
   (the dedicated variables, then ``gpu_operator_values`` laid over them),
   ready for ``gpuci.runners.helm_releases``;
+- ``gpu_allocation``: how the operator hands out GPUs
+  (``gpu_operator_gpu_allocation``, the pool key ``gpu_allocation``'s two
+  values, gpu/dra.py): ``device_plugin``, the ClusterPolicy's stack, whose
+  values are exactly those of the role before the variable existed; or
+  ``dra``, the chart's GPUCluster (``gpu_cluster``: its fixed name), which
+  deploys NVIDIA's DRA driver for GPUs and the DCGM exporter and no
+  ClusterPolicy, the driver through the chart's NVIDIADriver CR
+  (``driver.nvidiaDriverCRD``, so ``gpu_operator_driver_enabled`` and
+  ``_version`` mean what they meant). The GPUCluster's spec carries no
+  container toolkit, CDI, MIG strategy, device plugin or runtime class:
+  those variables set otherwise than the DRA path can honour are problems,
+  and the role makes no RuntimeClass (no operator toolkit configures its
+  handler; DRA job pods name none);
+- ``gpu_cluster_label_selectors``: the chart's labels on the GPUCluster
+  of this release, by which teardown deletes it (the chart keeps it on
+  uninstall);
 - ``labels`` and ``label_selectors``: on every object the role makes itself;
   ``namespace_labels``: those plus what Pod Security admission needs to
   admit the operands in a namespace the role creates;
@@ -43,7 +59,14 @@ From the role's variables (under their own names) it returns:
   MIG pools without the ``mixed`` strategy, time-slicing for a class no
   pool uses (the runner roles' pools and scale sets come in
   ``gpu_operator_runner_pools``, each source a list or a dict keyed by
-  name); ``warnings``: keys upstream removed.
+  name); with ``dra``: what only the device plugin's stack reads
+  (time-slicing, a MIG strategy, the operator's toolkit, CDI off, the wait
+  for nodes advertising ``nvidia.com/gpu``) and pools that still ask the
+  device plugin; ``warnings``: keys upstream removed.
+
+Whether the cluster serves ``resource.k8s.io`` (Kubernetes 1.34 for v1)
+is not checked here, offline: the chart refuses the install on a cluster
+that does not, and the runner roles' DRA pools check it in their converge.
 """
 
 from __future__ import annotations
@@ -53,8 +76,16 @@ import copy
 from ansible_collections.gpuci.runners.plugins.module_utils.common.chart_source import check_chart_source
 from ansible_collections.gpuci.runners.plugins.module_utils.common.merging import deep_merge
 from ansible_collections.gpuci.runners.plugins.module_utils.container_toolkit.runtimes import operator_toolkit_env
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.classes import merged_classes
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.dra import DEVICE_PLUGIN, DRA, GPU_ALLOCATIONS
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.pod_patch import gpu_pod_patch
-from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import check_seconds, problem
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.request import resolve_gpu_request
+from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import (
+    ValidationError,
+    check_seconds,
+    named_item,
+    problem,
+)
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s.reads import AVAILABLE, read
 from ansible_collections.gpuci.runners.plugins.module_utils.monitoring.monitors import (
     SERVICE_MONITOR_CRD,
@@ -79,6 +110,9 @@ GROUP = "gpu_operator"
 # Fixed names in the chart (not derived from the release name).
 DEPLOYMENT = "gpu-operator"
 CLUSTER_POLICY = "cluster-policy"
+CLUSTER_POLICY_API_VERSION = "nvidia.com/v1"
+GPU_CLUSTER = "gpu-cluster"
+GPU_CLUSTER_API_VERSION = "nvidia.com/v1alpha1"
 CRDS = ("clusterpolicies.nvidia.com", "nvidiadrivers.nvidia.com", "gpuclusters.nvidia.com",
         "computedomains.resource.nvidia.com", "computedomaincliques.resource.nvidia.com")
 # From the node-feature-discovery subchart: installed only with nfd.enabled.
@@ -88,6 +122,11 @@ NAMESPACE_LABELS = {"pod-security.kubernetes.io/enforce": "privileged"}
 DEVICE_PLUGIN_LABEL = "nvidia.com/device-plugin.config"
 # Marks the nodes whose device plugin label the role set: it only ever removes its own.
 NODE_MARKER_LABEL = "gpuci.runners/time-slicing"
+
+ALLOCATION = "gpu_operator_gpu_allocation"
+DRA_DRIVER_VERSION = "gpu_operator_dra_driver_version"
+# The one MIG strategy that is no choice of the user's under DRA: the role's default.
+DRA_MIG_STRATEGY = "single"
 
 SERVICE_MONITOR = "gpu_operator_dcgm_service_monitor"
 SERVICE_MONITOR_LABELS = "gpu_operator_dcgm_service_monitor_labels"
@@ -108,6 +147,9 @@ OWNED_VALUES = (
     ("nfd", "enabled", "gpu_operator_nfd_enabled"),
     ("devicePlugin", "config", "gpu_operator_time_slicing"),
     ("operator", "runtimeClass", "gpu_operator_runtime_class"),
+    ("clusterPolicy", "deployCR", ALLOCATION),
+    ("gpuCluster", "deployCR", ALLOCATION),
+    ("draDriver", "version", DRA_DRIVER_VERSION),
 )
 # Values keys upstream dropped: harmless, but they do nothing.
 REMOVED_VALUES = (
@@ -124,12 +166,15 @@ def gpu_operator_plan(settings, gpu_classes=None):
     timeout = check_seconds(settings, "gpu_operator_wait_timeout")
     if settings.get("gpu_operator_state", "present") == "present":
         check_chart_source("gpu_operator", settings)
+    allocation = _allocation(settings)
     release_name = settings["gpu_operator_release_name"]
     labels = ownership_labels({"app.kubernetes.io/component": CHART, "app.kubernetes.io/instance": release_name})
     slicing = _time_slicing(settings, gpu_classes)
     user_values = settings.get("gpu_operator_values") or {}
     selector, record_selectors = label_selectors(labels), release_record_selectors([release_name])
+    values = deep_merge(deep_merge(_base_values(settings, slicing), _allocation_values(settings, allocation)), user_values)
     return {
+        "gpu_allocation": allocation,
         "labels": labels,
         "label_selectors": selector,
         "namespace_labels": {**labels, **NAMESPACE_LABELS},
@@ -141,26 +186,29 @@ def gpu_operator_plan(settings, gpu_classes=None):
             "chart_version": settings["gpu_operator_chart_version"],
             "chart_repo_url": settings["gpu_operator_chart_repo_url"],
             "chart_path": settings.get("gpu_operator_chart_path") or None,
-            "values": deep_merge(_base_values(settings, slicing), user_values),
+            "values": values,
             "wait": True,
             "timeout": timeout,
         },
         "time_slicing": slicing,
         "objects": [_time_slicing_configmap(settings, slicing, labels)] if slicing["enabled"] else [],
-        "create_only": [_runtime_class(settings, labels)],
+        "create_only": [_runtime_class(settings, labels)] if allocation == DEVICE_PLUGIN else [],
         "node_labels": {"config": DEVICE_PLUGIN_LABEL, "marker": NODE_MARKER_LABEL},
         "deployment": DEPLOYMENT,
         "cluster_policy": CLUSTER_POLICY,
+        "gpu_cluster": GPU_CLUSTER,
+        "gpu_cluster_label_selectors": _chart_label_selectors(release_name),
         "crds": list(CRDS + (NFD_CRDS if settings["gpu_operator_nfd_enabled"] else ())),
         "release_record_selectors": record_selectors,
         "converges": settings.get("gpu_operator_state", "present") == "present",
         "dcgm_service_monitor": _service_monitor(settings),
         "reads": _reads(settings, selector, record_selectors) + _monitor_reads(settings),
-        "readback_reads": _readback_reads(settings, timeout),
+        "readback_reads": _readback_reads(settings, timeout, allocation),
         "problems": ["gpu_operator_values.%s.%s would override %s; set %s instead." % (section, key, variable, variable)
                      for section, key, variable in OWNED_VALUES if key in (user_values.get(section) or {})]
-        + _component_problems(settings) + _host_toolkit_problems(settings) + _pool_problems(settings, slicing["classes"])
-        + _monitoring_problems(settings),
+        + _component_problems(settings) + _host_toolkit_problems(settings)
+        + _pool_problems(settings, slicing["classes"], allocation) + _monitoring_problems(settings)
+        + (_dra_problems(settings, user_values, gpu_classes) if allocation == DRA else _device_plugin_problems(settings)),
         "warnings": ["gpu_operator_values.%s.%s is %s; the chart ignores it." % (section, key, note)
                      for section, key, note in REMOVED_VALUES if key in (user_values.get(section) or {})],
     }
@@ -235,15 +283,18 @@ def _runtime_class(settings, labels):
 
 
 def _reads(settings, selector, record_selectors):
-    """What the role decides from, in one k8s_reads run: the ClusterPolicy (another release's?), our
-    namespace, time-slicing ConfigMap and RuntimeClass, the nodes (their labels), Helm's record of the
+    """What the role decides from, in one k8s_reads run: the ClusterPolicy and the GPUClusters (another
+    release's? the other way of handing out GPUs than the one asked for?), our namespace, time-slicing ConfigMap and RuntimeClass, the nodes (their labels), Helm's record of the
     release and the operator Deployment (its status).
 
     Only what the role reads is kept: every task that names the answer pays for its size.
     """
     namespace = settings["gpu_operator_namespace"]
     return [
-        read(GROUP, "policy", "ClusterPolicy", "nvidia.com/v1", name=CLUSTER_POLICY),
+        read(GROUP, "policy", "ClusterPolicy", CLUSTER_POLICY_API_VERSION, name=CLUSTER_POLICY),
+        # Every GPUCluster, whatever its name: the operator reconciles one, and
+        # none may sit beside a ClusterPolicy (owner.py).
+        read(GROUP, "gpu_cluster", "GPUCluster", GPU_CLUSTER_API_VERSION),
         read(GROUP, "namespace", "Namespace", name=namespace),
         read(GROUP, "configmaps", "ConfigMap", namespace=namespace, label_selectors=selector),
         read(GROUP, "nodes", "Node", hidden_fields=["spec", "status"]),
@@ -255,15 +306,25 @@ def _reads(settings, selector, record_selectors):
     ]
 
 
-def _readback_reads(settings, timeout):
+def _readback_reads(settings, timeout, allocation):
     """What verification reads after a converge: the operator Deployment, waited for until Available,
-    then the ClusterPolicy it reconciles."""
-    return [
+    then the ClusterPolicy it reconciles; with DRA, also the GPUCluster (and the ClusterPolicy, which must
+    not be there)."""
+    reads = [
         read(GROUP, "deployment", "Deployment", "apps/v1", name=DEPLOYMENT, namespace=settings["gpu_operator_namespace"],
              wait=True, wait_condition=AVAILABLE, wait_timeout=timeout,
              hidden_fields=["spec"]),
-        read(GROUP, "policy", "ClusterPolicy", "nvidia.com/v1", name=CLUSTER_POLICY),
+        read(GROUP, "policy", "ClusterPolicy", CLUSTER_POLICY_API_VERSION, name=CLUSTER_POLICY),
     ]
+    if allocation == DRA:
+        reads.append(read(GROUP, "gpu_cluster", "GPUCluster", GPU_CLUSTER_API_VERSION))
+    return reads
+
+
+def _chart_label_selectors(release_name):
+    """The labels the chart puts on its GPUCluster (templates/gpucluster.yaml, gpu-operator.labels)."""
+    return ["app.kubernetes.io/instance=%s" % release_name, "app.kubernetes.io/managed-by=Helm",
+            "app.kubernetes.io/component=%s" % CHART]
 
 
 def _component_problems(settings):
@@ -295,13 +356,17 @@ def _runner_pools(sources):
     return pools
 
 
-def _pool_problems(settings, sliced_classes):
-    """MIG and time-slicing against the pools of gitlab_runner_pools and arc_runners_scale_sets."""
+def _pool_problems(settings, sliced_classes, allocation):
+    """MIG and time-slicing against the pools of gitlab_runner_pools and arc_runners_scale_sets.
+
+    With DRA the MIG strategy means nothing (_dra_problems): the DRA driver publishes MIG devices whatever it
+    says, so MIG pools need no ``mixed``.
+    """
     pools = _runner_pools(settings.get("gpu_operator_runner_pools"))
     problems = []
     mig_pools = [str(pool.get("name", "(unnamed)")) for pool in pools if pool.get("mig_profile")]
     strategy = settings.get("gpu_operator_mig_strategy")
-    if mig_pools and strategy != "mixed":
+    if mig_pools and strategy != "mixed" and allocation == DEVICE_PLUGIN:
         problems.append("gpu_operator_mig_strategy is %s, but the pools %s use mig_profile: their jobs request "
                         "nvidia.com/mig-<profile>, which the device plugin advertises only with "
                         "gpu_operator_mig_strategy: mixed." % (strategy, ", ".join(mig_pools)))
@@ -311,6 +376,113 @@ def _pool_problems(settings, sliced_classes):
         problems.append("gpu_operator_time_slicing sets replicas for %s, but no pool in gitlab_runner_pools or "
                         "arc_runners_scale_sets uses that class (pools use: %s)." % (", ".join(unused), ", ".join(used)))
     return problems
+
+
+def _allocation(settings):
+    """``gpu_operator_gpu_allocation``: device_plugin (also when a caller of the plan does not say) or dra."""
+    allocation = settings.get(ALLOCATION)
+    if allocation is None:
+        return DEVICE_PLUGIN
+    if allocation not in GPU_ALLOCATIONS:
+        raise ValidationError(ALLOCATION, "must be one of %s" % ", ".join(GPU_ALLOCATIONS), allocation)
+    return allocation
+
+
+def _allocation_values(settings, allocation):
+    """The chart values of the way GPUs are handed out: none for the device plugin, whose values stay exactly
+    what they were before the variable existed (the chart's defaults deploy the ClusterPolicy).
+
+    For DRA: the GPUCluster instead of the ClusterPolicy (the chart refuses both), NVIDIA's DRA driver at
+    ``gpu_operator_dra_driver_version`` (the chart's when empty), and an operator-managed driver through the
+    NVIDIADriver CR (the chart's default one, ``default``, from ``driver.*``), which the chart requires for a
+    GPUCluster: the GPUCluster itself installs no driver.
+    """
+    if allocation != DRA:
+        return {}
+    values = {"clusterPolicy": {"deployCR": False}, "gpuCluster": {"deployCR": True}}
+    if settings["gpu_operator_driver_enabled"]:
+        values["driver"] = {"nvidiaDriverCRD": {"enabled": True}}
+    if settings.get(DRA_DRIVER_VERSION):
+        values["draDriver"] = {"version": settings[DRA_DRIVER_VERSION]}
+    return values
+
+
+def _device_plugin_problems(settings):
+    """A DRA driver version without the DRA driver would be silently ignored."""
+    if not settings.get(DRA_DRIVER_VERSION):
+        return []
+    return ["%s is set while %s is %s: the operator deploys no DRA driver then, so the version would be ignored. "
+            "Set %s: %s, or leave the version empty." % (DRA_DRIVER_VERSION, ALLOCATION, DEVICE_PLUGIN, ALLOCATION, DRA)]
+
+
+def _dra_problems(settings, user_values, gpu_classes):
+    """What the DRA path cannot honour, each naming its variables.
+
+    The GPUCluster's spec (crds/nvidia.com_gpuclusters.yaml) carries the DRA
+    driver, DCGM, the DCGM exporter, host paths and DaemonSet settings, and
+    nothing of the device plugin's stack: no container toolkit, no CDI
+    switch, no MIG strategy, no device plugin (so no time-slicing and no
+    ``nvidia.com/gpu`` on the nodes).
+    """
+    why = "with %s: %s the operator deploys a GPUCluster, which " % (ALLOCATION, DRA)
+    problems = []
+    if settings.get("gpu_operator_toolkit_enabled"):
+        problems.append("gpu_operator_toolkit_enabled is true, but %shas no container toolkit (its spec carries none): "
+                        "the DRA driver hands GPUs to containers as CDI devices, which the hosts' container runtime "
+                        "injects itself (containerd 1.7+ with CDI on, CRI-O). Set gpu_operator_toolkit_enabled: false "
+                        "(a host toolkit, if you want one, is the container_toolkit role's)." % why)
+    if not settings.get("gpu_operator_cdi_enabled"):
+        problems.append("gpu_operator_cdi_enabled is false, but %shands every GPU out by CDI: CDI cannot be turned "
+                        "off there. Set gpu_operator_cdi_enabled: true." % why)
+    strategy = settings.get("gpu_operator_mig_strategy")
+    if strategy != DRA_MIG_STRATEGY:
+        problems.append("gpu_operator_mig_strategy is %s, but only the device plugin and GPU Feature Discovery read "
+                        "it, and %sdeploys neither: the DRA driver publishes every MIG device (DeviceClass "
+                        "mig.nvidia.com) whatever it says. Leave gpu_operator_mig_strategy at %s."
+                        % (strategy, why, DRA_MIG_STRATEGY))
+    if settings.get("gpu_operator_time_slicing"):
+        problems.append("gpu_operator_time_slicing is set, but time-slicing is the device plugin's, and %sdeploys no "
+                        "device plugin. Remove gpu_operator_time_slicing, or keep %s: %s."
+                        % (why, ALLOCATION, DEVICE_PLUGIN))
+    if settings.get("gpu_operator_wait_for_gpu_nodes"):
+        problems.append("gpu_operator_wait_for_gpu_nodes is true, but it waits for nodes advertising nvidia.com/gpu, "
+                        "which only the device plugin puts there, and %sdeploys none: the wait could never end. "
+                        "Set gpu_operator_wait_for_gpu_nodes: false." % why)
+    crd = ((user_values.get("driver") or {}).get("nvidiaDriverCRD") or {})
+    if settings.get("gpu_operator_driver_enabled") and crd.get("enabled") is False:
+        problems.append("gpu_operator_values.driver.nvidiaDriverCRD.enabled is false, but %sinstalls no driver: "
+                        "with gpu_operator_driver_enabled the operator installs it through the NVIDIADriver CR, "
+                        "which the chart then requires. Remove the key, or set gpu_operator_driver_enabled: false "
+                        "(drivers preinstalled on the hosts)." % why)
+    device_plugin_pools = _device_plugin_pools(settings, gpu_classes)
+    if device_plugin_pools:
+        problems.append("%s is %s, but the pools %s ask for their GPUs through the device plugin (gpu_allocation: "
+                        "%s, the default), which the GPUCluster does not deploy: nothing would advertise the resource "
+                        "their jobs request. Set gpu_allocation: %s on them."
+                        % (ALLOCATION, DRA, ", ".join(device_plugin_pools), DEVICE_PLUGIN, DRA))
+    return problems
+
+
+def _device_plugin_pools(settings, gpu_classes):
+    """The names of the runner pools and scale sets whose GPU (gpu_access cuda) comes from the device plugin.
+
+    Entries the runner roles refuse anyway (an unknown class, a bad key) are theirs to report, not counted.
+    """
+    try:
+        classes = merged_classes(gpu_classes)
+    except ValidationError:
+        return []
+    names = []
+    for index, pool in enumerate(_runner_pools(settings.get("gpu_operator_runner_pools"))):
+        if pool.get("gpu_class") is None:
+            continue
+        try:
+            request = resolve_gpu_request(pool, classes, named_item("pools", pool, index))
+        except ValidationError:
+            continue
+        if request.gpu_access == "cuda" and request.claim is None:
+            names.append(str(pool.get("name", "(unnamed)")))
+    return names
 
 
 def _time_slicing(settings, gpu_classes):
