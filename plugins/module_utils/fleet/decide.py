@@ -15,7 +15,8 @@ label and read back:
   the DCGM exporter's ServiceMonitor on or off (``gpu_operator/plan.py``
   ``service_monitor_release``, which refuses
   ``gpu_operator_dcgm_service_monitor: on`` without the CRD), and the
-  refusal of a second GPU Operator on the cluster (``gpu_operator/owner.py``);
+  refusal of a second GPU Operator on the cluster, or of a switch between
+  the device plugin and DRA on a running release (``gpu_operator/owner.py``);
 - ``gitlab_runner``: what to remove (``gitlab_runner/removals.py``; a
   converge that would remove every pool the cluster holds while the
   inventory declares none of them is refused, ``whole_fleet_refusal``) and,
@@ -117,7 +118,8 @@ def gpu_operator_decision(plan, found, check_mode):
         "steps": (["remove the time-slicing ConfigMap"] if remove_time_slicing else [])
         + [patch["summary"] for patch in patches],
         "readback": plan["readback_reads"], "check_mode": check_mode})
-    refusal = gpu_operator_owner({"policies": found("policy"), "cluster_policy": plan["cluster_policy"],
+    refusal = gpu_operator_owner({"policies": found("policy"), "gpu_clusters": found("gpu_cluster"),
+                                  "cluster_policy": plan["cluster_policy"], "gpu_allocation": plan.get("gpu_allocation"),
                                   "release": release["name"], "namespace": release["namespace"]})
     changes = pending["changes"] + gpu_operator_changes(patches, found("nodes"), configmaps if remove_time_slicing else [])
     return {"pending": pending, "node_patches": patches, "remove_time_slicing": remove_time_slicing,
