@@ -150,3 +150,13 @@ def test_the_kind_chooses_the_shape():
     assert monitoring_alert_rules(SETTINGS, "PrometheusRule")["kind"] == "PrometheusRule"
     with pytest.raises(ValidationError, match=r"^kind: expected one of rules, PrometheusRule, got 'yaml'"):
         monitoring_alert_rules(SETTINGS, "yaml")
+
+
+def test_a_dra_pool_is_watched_like_a_device_plugin_pool():
+    """DCGM's exporter attributes a GPU to its pod from the kubelet's pod resources API, which reports DRA
+    claims too from Kubernetes 1.34 on (KubeletPodResourcesDynamicResources, beta, on by default): the same
+    pod and namespace labels, so the GPU rules select a DRA pool's jobs as they select the others'."""
+    dra = [dict(POOLS[0], name="h200-dra", gpu_class="h200", gpu_allocation="dra", namespace="dra-jobs")]
+    built = rules(dict(SETTINGS, gitlab_runner_pools=POOLS + dra))
+    assert 'namespace=~"arc-runners|ci-jobs|dra-jobs"' in built["GpuciGpuIdleInCiJob"]["expr"]
+    assert "GpuciGitlabRunnerManagerDown:h200" in built
