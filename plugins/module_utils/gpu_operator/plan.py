@@ -284,8 +284,9 @@ def _runtime_class(settings, labels):
 
 def _reads(settings, selector, record_selectors):
     """What the role decides from, in one k8s_reads run: the ClusterPolicy and the GPUClusters (another
-    release's? the other way of handing out GPUs than the one asked for?), our namespace, time-slicing ConfigMap and RuntimeClass, the nodes (their labels), Helm's record of the
-    release and the operator Deployment (its status).
+    release's? the other way of handing out GPUs than the one asked for?), our namespace, time-slicing
+    ConfigMap and RuntimeClass, the nodes (their labels), Helm's record of the release and the operator
+    Deployment (its status).
 
     Only what the role reads is kept: every task that names the answer pays for its size.
     """

@@ -145,7 +145,8 @@ POOLS = [
 
 
 def test_pools_that_ask_the_device_plugin_are_a_problem_with_dra():
-    pools = POOLS + [{"name": "a10", "gpu_class": "a10"}, {"name": "l40s-dp", "gpu_class": "l40s", "gpu_allocation": DEVICE_PLUGIN}]
+    pools = POOLS + [{"name": "a10", "gpu_class": "a10"},
+                     {"name": "l40s-dp", "gpu_class": "l40s", "gpu_allocation": DEVICE_PLUGIN}]
     scale_sets = {"vulkan": {"gpu_class": "dri"}, "h100": {"name": "h100", "gpu_class": "h100"}}
     (problem,) = gpu_operator_plan(dra(gpu_operator_runner_pools=[pools, scale_sets]))["problems"]
     assert problem.startswith("gpu_operator_gpu_allocation is dra, but the pools a10, l40s-dp, h100 ask for their GPUs "
