@@ -6,8 +6,8 @@
 #   ${GPUCI_TESTBED_CACHE:-~/.cache/gpuci-testbed}/<component>-<version>/bin
 # A component whose binaries are already there is not rebuilt.
 # Usage: build.sh [component ...]
-#   (kubernetes etcd kwok helm nvidia-ctk containerd runc cni device-plugin netsetup gitlab-runner
-#   prometheus;
+#   (kubernetes etcd kwok helm nvidia-ctk containerd runc cni device-plugin dra-plugin netsetup
+#   gitlab-runner prometheus;
 #   default all; the Docker tier's kind harness adds kind, etcd-kind and
 #   coredns-kind)
 # kubernetes includes the kubelet; containerd, runc and the CNI plugins make the
@@ -137,9 +137,10 @@ build_nvidia_ctk() {
     "$pkg/cmd/nvidia-cdi-hook@$NVIDIA_CTK_VERSION"
 }
 
-# The testbed's own Go tools (tools/testbed/<folder>): GPU mode's device plugin
-# stand-in and the netlink helper for hosts without `ip`. Cached under a hash
-# of their sources, since they have no version of their own.
+# The testbed's own Go tools (tools/testbed/<folder>): GPU mode's stand-ins of
+# the device plugin and of the DRA kubelet plugin, and the netlink helper for
+# hosts without `ip`. Cached under a hash of their sources, since they have no
+# version of their own.
 own_dir() {
   local folder=$1 sum
   sum=$(cd "$testbed_dir/$folder" && cat go.mod go.sum main.go | sha256sum)
@@ -262,13 +263,14 @@ if [ "${1:-}" = --print-paths ]; then
   printf '%s:' "$(kubernetes_dir)/bin" "$cache/etcd-$ETCD_VERSION/bin" \
     "$cache/kwok-$KWOK_VERSION/bin" "$cache/helm-$HELM_VERSION/bin" "$cache/nvidia-ctk-$NVIDIA_CTK_VERSION/bin" \
     "$cache/containerd-$CONTAINERD_VERSION/bin" "$cache/runc-$RUNC_VERSION/bin" \
-    "$cache/cni-plugins-$CNI_PLUGINS_VERSION/bin" "$(own_dir deviceplugin)/bin" "$(own_dir netsetup)/bin" "$(gitlab_runner_dir)/bin" \
+    "$cache/cni-plugins-$CNI_PLUGINS_VERSION/bin" "$(own_dir deviceplugin)/bin" "$(own_dir draplugin)/bin" \
+    "$(own_dir netsetup)/bin" "$(gitlab_runner_dir)/bin" \
     "$cache/prometheus-$PROMETHEUS_VERSION/bin" | sed 's/:$//'
   exit 0
 fi
 
 components=("$@")
-[ ${#components[@]} -gt 0 ] || components=(kwok helm etcd nvidia-ctk kubernetes containerd runc cni device-plugin netsetup gitlab-runner prometheus)
+[ ${#components[@]} -gt 0 ] || components=(kwok helm etcd nvidia-ctk kubernetes containerd runc cni device-plugin dra-plugin netsetup gitlab-runner prometheus)
 for c in "${components[@]}"; do
   case $c in
     kubernetes) build_kubernetes ;;
@@ -283,6 +285,7 @@ for c in "${components[@]}"; do
     runc) build_runc ;;
     cni) build_cni ;;
     device-plugin) build_own deviceplugin gpuci-device-plugin ;;
+    dra-plugin) build_own draplugin gpuci-dra-plugin ;;
     netsetup) build_own netsetup gpuci-netsetup ;;
     gitlab-runner) build_gitlab_runner ;;
     prometheus) build_prometheus ;;
