@@ -11,6 +11,8 @@ Simulated: the GPU, CPU and dri nodes, kept Ready by kwok, which also marks
 scheduled pods Running (containers do not run), completes pods owned by Jobs
 and finishes deletions at once. GPUCI_TESTBED_REAL_NODE=0 leaves real-0 out.
 The Prometheus Operator's CRDs are installed (lib/crds.py); the operator is not run.
+DRA: NVIDIA's DeviceClasses and the simulated GPU nodes' ResourceSlices are made
+at every `up` (lib/dra_slices.py, stand-ins of what NVIDIA's driver publishes).
 
     testbed.py up [--ttl SECONDS]   start everything, write .testbed/kubeconfig
     testbed.py down                 stop what `up` started (by PID), remove state
@@ -33,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from lib import certs, cluster, crds, gpu, images, node, processes, prometheus  # noqa: E402  (needs the path above)
+from lib import certs, cluster, crds, dra_slices, gpu, images, node, processes, prometheus  # noqa: E402
 from lib.api import ApiClient  # noqa: E402
 from lib.layout import GPU_BINARIES, Layout  # noqa: E402
 
@@ -54,6 +56,7 @@ def cmd_up(layout: Layout, ttl: int) -> int:
         if name == "kube-apiserver":
             cluster.wait_apiserver(layout, started)
     cluster.create_nodes(layout)
+    print(f"testbed: DRA: {dra_slices.create(layout)}", flush=True)
     installed = crds.install(layout)
     print(f"testbed: CRDs from {crds.prometheus_operator_dir()} Established: {', '.join(installed)}", flush=True)
     processes.start_watchdog(layout, ttl)
