@@ -6,7 +6,8 @@ Real: etcd, kube-apiserver (RBAC, service accounts, admission), controller-
 manager, scheduler, helm, the upstream charts, and the node real-0 (kubelet,
 containerd, runc, CNI: containers really run there; no GPU outside GPU mode).
 GPU mode (lib/gpu.py, GPUCI_TESTBED_GPU=auto|on|fake|off): on a host with an
-NVIDIA GPU, real-0 runs containers with it (container_toolkit role, device plugin).
+NVIDIA GPU, real-0 runs containers with it (container_toolkit role, device plugin,
+and a DRA kubelet plugin stand-in for driver gpu.nvidia.com).
 Simulated: the GPU, CPU and dri nodes, kept Ready by kwok, which also marks
 scheduled pods Running (containers do not run), completes pods owned by Jobs
 and finishes deletions at once. GPUCI_TESTBED_REAL_NODE=0 leaves real-0 out.
@@ -97,13 +98,15 @@ def start_gpu_mode(layout: Layout, driver: gpu.Driver, bins: dict) -> list[str]:
     what = "FAKE driver (tests/standins, no GPU: nothing can be proved)" if driver.fake \
         else f"host driver, nvidia-smi {driver.nvidia_smi}"
     print(f"testbed: GPU mode on real node {node.REAL_NODE}: {what}", flush=True)
-    gpu_bins = layout.binaries(GPU_BINARIES)
+    gpu_bins = layout.binaries(GPU_BINARIES + (gpu.DRA_PLUGIN_BINARY,))  # all built, before anything starts
+    gpu.add_cdi_spec_dir(layout)  # before the role, whose nvidia-ctk keeps it (lib/gpu.py)
     gpu.run_toolkit_role(layout, gpu.toolkit_vars(layout, driver, gpu_bins, node.container_runc(layout, bins["runc"])))
     return gpu.device_plugin_command(layout, gpu_bins, node.DEVICE_PLUGIN_DIR)
 
 
 def finish_gpu_mode(layout: Layout, driver: gpu.Driver, started: float) -> None:
-    """After the node is Ready: GFD-style labels, and the GPUs the device plugin advertises."""
+    """After the node is Ready: GFD-style labels, the GPUs the device plugin advertises, and the DRA plugin
+    stand-in (started now, beside the device plugin) with real-0's ResourceSlice of gpu.nvidia.com."""
     api = ApiClient(layout)
     api.merge_patch(f"/api/v1/nodes/{node.REAL_NODE}", {"metadata": {"labels": driver.labels}})
     cluster.wait_for(f"{gpu.RESOURCE} advertised by the device plugin on {node.REAL_NODE}",
@@ -111,6 +114,16 @@ def finish_gpu_mode(layout: Layout, driver: gpu.Driver, started: float) -> None:
     allocatable = api.get(f"/api/v1/nodes/{node.REAL_NODE}")["status"]["allocatable"][gpu.RESOURCE]
     print(f"testbed: real node {node.REAL_NODE} advertises {gpu.RESOURCE}: {allocatable}, labelled "
           + ", ".join(f"{k}={v}" for k, v in sorted(driver.labels.items())), flush=True)
+    binary = layout.binaries((gpu.DRA_PLUGIN_BINARY,))[gpu.DRA_PLUGIN_BINARY]
+    processes.start(layout, "dra-plugin", gpu.dra_plugin_command(layout, driver, binary))
+    expected = int(driver.labels.get("nvidia.com/gpu.count", "1"))
+    slices = f"/apis/resource.k8s.io/v1/resourceslices?fieldSelector=spec.nodeName={node.REAL_NODE}"
+    # The kubelet wipes its node's slices when it starts; the plugin's controller makes them again (30 s).
+    cluster.wait_for(f"the ResourceSlice of {gpu.DRA_DRIVER} on {node.REAL_NODE} with {expected} devices, published "
+                     f"by the DRA plugin stand-in (log {layout.logs / 'dra-plugin.log'})",
+                     lambda: gpu.dra_slice_devices(api.get(slices)["items"]) == expected, started, timeout=90)
+    print(f"testbed: real node {node.REAL_NODE} offers {expected} GPU(s) through DRA too (driver {gpu.DRA_DRIVER}, "
+          "DRA kubelet plugin STAND-IN, test harness only): the same GPU as the device plugin's", flush=True)
 
 
 def report_real_components(layout: Layout) -> None:
@@ -130,7 +143,8 @@ def stop_everything(layout: Layout) -> list[str]:
     if layout.real_node and processes.is_running(layout, "kubelet"):
         node.drain(layout)
     stopped = []
-    for name in ("watchdog", "kubelet"):
+    # GPU mode's DRA plugin goes before the kubelet it registered with (processes.STOP_ORDER lacks it).
+    for name in ("watchdog", "dra-plugin", "kubelet"):
         if processes.stop(layout, name):
             stopped.append(name)
     if layout.real_node and processes.is_running(layout, "containerd"):

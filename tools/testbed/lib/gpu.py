@@ -23,10 +23,28 @@ and toolkit.enabled false would leave it too), and:
    advertises the devices of the generated CDI spec: the standalone fallback;
 3. the testbed labels the node as GPU Feature Discovery would (product,
    memory, count), read from nvidia-smi; a stand-in of GFD, said so by the
-   label gpuci.runners/gpu-labels=testbed.
+   label gpuci.runners/gpu-labels=testbed;
+4. Dynamic Resource Allocation: NVIDIA's DRA driver (gpu.nvidia.com) cannot
+   be built here either (its module is refused too), so the testbed's own
+   STAND-IN (test harness only) kubelet plugin, tools/testbed/draplugin, built
+   on Kubernetes' kubelet plugin library, registers with the kubelet as
+   driver gpu.nvidia.com and publishes real-0's ResourceSlice: one device per
+   GPU of the same CDI spec, with NVIDIA's attribute names, productName as
+   nvidia-smi prints it. A prepared claim's devices are the spec's CDI device
+   ids, which containerd injects itself (its cdi_spec_dirs name the state
+   folder's spec folder, add_cdi_spec_dir).
+
+real-0 then offers the same GPU twice: as nvidia.com/gpu through the device
+plugin and as a device of gpu.nvidia.com through DRA. That is a choice of the
+test harness, so that both ways of asking for a GPU (gpu_allocation
+device_plugin and dra) run on the one real node; on a user's cluster it is
+the double allocation the collection's preflight reports, since nothing stops
+a pod of each lane from getting the same GPU.
 
 Nothing here is written outside the state folder: the toolkit's config.toml,
-the CDI spec and a launcher that points the runtime at them live under it.
+the CDI spec and a launcher that points the runtime at them live under it;
+so do the DRA plugin's sockets and prepared claims (the kubelet's plugin
+registration folder follows its --root-dir, unlike its device-plugin folder).
 """
 from __future__ import annotations
 
@@ -40,7 +58,7 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .layout import REPO_ROOT, Layout
+from .layout import REAL_NODE, REPO_ROOT, Layout
 from .node import REAL_NODE_PLACEMENT
 
 MODES = ("auto", "on", "fake", "off")
@@ -50,7 +68,10 @@ RUNTIME_HANDLER = "nvidia"
 GKE_DRIVER_DIR = Path("/usr/local/nvidia")
 GFD_STAND_IN_LABEL = "gpuci.runners/gpu-labels"
 FAKE_PRODUCT = "gpuci-FAKE-stand-in"
-SMI_QUERY = ("--query-gpu=name,memory.total", "--format=csv,noheader,nounits")
+SMI_QUERY = ("--query-gpu=name,memory.total,driver_version", "--format=csv,noheader,nounits")
+# NVIDIA's DRA driver's name (the domain of its device attributes), and our stand-in's binary.
+DRA_DRIVER = "gpu.nvidia.com"
+DRA_PLUGIN_BINARY = "gpuci-dra-plugin"
 
 
 @dataclass(frozen=True)
@@ -67,6 +88,8 @@ class Driver:
     library_dirs: tuple[Path, ...] = ()
     fake: bool = False
     labels: dict[str, str] = field(default_factory=dict, compare=False)
+    # What the DRA plugin publishes of each GPU (nvidia-smi's words; see gpu_facts).
+    facts: dict[str, str] = field(default_factory=dict, compare=False)
 
     @property
     def executable_dirs(self) -> tuple[Path, ...]:
@@ -108,7 +131,7 @@ def fake_driver(root: Path) -> Driver:
         raise SystemExit(f"testbed: GPUCI_TESTBED_GPU=fake needs {e}") from e
     return Driver(nvidia_smi=driver_dir / "bin" / "nvidia-smi", root=root, dev_root=root,
                   library_dirs=(driver_dir / "lib64",), fake=True,
-                  labels=fake_labels())
+                  labels=fake_labels(), facts=fake_facts(standin.DRIVER_VERSION))
 
 
 def choose(layout: Layout) -> Driver | None:
@@ -124,15 +147,20 @@ def choose(layout: Layout) -> Driver | None:
             raise SystemExit(f"testbed: GPUCI_TESTBED_GPU=on, but {found}")
         print(f"testbed: GPU mode off: {found}", flush=True)
         return None
-    return replace(found, labels=labels_from_smi(query_smi(found)))
+    smi = query_smi(found)
+    return replace(found, labels=labels_from_smi(smi), facts={**gpu_facts(smi), **smi_details(found)})
 
 
 # --- node labels (a stand-in of GPU Feature Discovery) ----------------------
 
-def query_smi(driver: Driver) -> str:
+def _run_smi(driver: Driver, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "LD_LIBRARY_PATH": ":".join(str(d) for d in driver.library_dirs)}
-    done = subprocess.run([str(driver.nvidia_smi), *SMI_QUERY], capture_output=True, text=True,
+    return subprocess.run([str(driver.nvidia_smi), *args], capture_output=True, text=True,
                           timeout=60, check=False, env=env)
+
+
+def query_smi(driver: Driver) -> str:
+    done = _run_smi(driver, *SMI_QUERY)
     if done.returncode != 0:
         raise SystemExit(f"testbed: {driver.nvidia_smi} {' '.join(SMI_QUERY)} failed "
                          f"(exit {done.returncode}): {done.stderr.strip() or done.stdout.strip()}")
@@ -140,7 +168,7 @@ def query_smi(driver: Driver) -> str:
 
 
 def labels_from_smi(csv: str) -> dict[str, str]:
-    """GFD's product, memory and count labels from `nvidia-smi --query-gpu=name,memory.total`."""
+    """GFD's product, memory and count labels from `nvidia-smi --query-gpu=name,memory.total[,...]`."""
     rows = [[cell.strip() for cell in line.split(",")] for line in csv.splitlines() if line.strip()]
     if not rows:
         raise SystemExit("testbed: nvidia-smi listed no GPU")
@@ -153,6 +181,33 @@ def labels_from_smi(csv: str) -> dict[str, str]:
         "nvidia.com/gpu.count": str(len(rows)),
         GFD_STAND_IN_LABEL: "testbed",
     }
+
+
+def gpu_facts(csv: str) -> dict[str, str]:
+    """The first GPU's name (as nvidia-smi prints it: NVML's name), memory in MiB and driver version."""
+    row = [cell.strip() for cell in csv.splitlines()[0].split(",")] if csv.strip() else []
+    names = ("product_name", "memory_mib", "driver_version")
+    return {name: value for name, value in zip(names, row) if value}
+
+
+def smi_details(driver: Driver) -> dict[str, str]:
+    """Brand and architecture from `nvidia-smi -q` (--query-gpu has neither); none when it fails."""
+    try:
+        done = _run_smi(driver, "-q")
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    found = {}
+    for line in done.stdout.splitlines() if done.returncode == 0 else []:
+        key, _, value = line.partition(":")
+        for wanted, name in (("Product Brand", "brand"), ("Product Architecture", "architecture")):
+            if key.strip() == wanted and value.strip() and name not in found:
+                found[name] = value.strip()
+    return found
+
+
+def fake_facts(driver_version: str) -> dict[str, str]:
+    """The FAKE driver's GPU for the DRA plugin: the fake product (no class matches it), no memory."""
+    return {"product_name": FAKE_PRODUCT, "driver_version": driver_version}
 
 
 def fake_labels() -> dict[str, str]:
@@ -239,6 +294,49 @@ def device_plugin_command(layout: Layout, bins: dict[str, Path], plugin_dir: Pat
     """The stand-in plugin's argv; plugin_dir is where the kubelet's registration socket is."""
     return [str(bins["gpuci-device-plugin"]), f"--cdi-spec-dir={cdi_dir(layout)}", f"--kind={RESOURCE}",
             f"--device-plugin-dir={plugin_dir}"]
+
+
+def add_cdi_spec_dir(layout: Layout) -> None:
+    """Point containerd's own CDI support at the state folder's spec folder (the default is /etc/cdi and
+    /var/run/cdi). DRA's claims reach containers that way: the kubelet hands containerd the CDI device ids the
+    DRA plugin prepared. Done before the role runs, so that nvidia-ctk's rewrite of the file keeps it and a
+    second run of the role changes nothing."""
+    import tomli_w  # the venv's TOML writer (requirements-test.txt)
+    import tomllib
+    path = layout.node_dir / "containerd" / "config.toml"
+    config = tomllib.loads(path.read_text())
+    runtime = config.setdefault("plugins", {}).setdefault("io.containerd.cri.v1.runtime", {})
+    runtime["enable_cdi"] = True
+    runtime["cdi_spec_dirs"] = [str(cdi_dir(layout))]
+    path.write_text(tomli_w.dumps(config))
+
+
+def kubelet_root(layout: Layout) -> Path:
+    """The real node's kubelet --root-dir (node.commands); its plugins_registry is where DRA plugins register."""
+    return layout.node_dir / "kubelet" / "root"
+
+
+def dra_plugin_command(layout: Layout, driver: Driver, binary: Path) -> list[str]:
+    """The DRA kubelet plugin stand-in's argv: the real node's kubelet folders and identity, the GPU's facts."""
+    facts = driver.facts
+    argv = [str(binary), f"--cdi-spec-dir={cdi_dir(layout)}", f"--kind={RESOURCE}", f"--node-name={REAL_NODE}",
+            # The kubelet's own credentials: the Node authorizer lets a node publish its own slices and read
+            # the claims of its pods, no more, as a DRA driver's kubelet plugin should be limited.
+            f"--kubeconfig={layout.node_dir / 'kubelet' / 'kubeconfig'}",
+            f"--registrar-dir={kubelet_root(layout) / 'plugins_registry'}",
+            f"--plugin-dir={kubelet_root(layout) / 'plugins' / DRA_DRIVER}",
+            f"--product-name={facts.get('product_name', FAKE_PRODUCT if driver.fake else '')}",
+            f"--driver-version={facts.get('driver_version', '')}",
+            f"--brand={facts.get('brand', 'unknown')}", f"--architecture={facts.get('architecture', 'unknown')}"]
+    if facts.get("memory_mib", "").isdigit():
+        argv.append(f"--memory-mib={facts['memory_mib']}")
+    return argv
+
+
+def dra_slice_devices(slices: list[dict], node_name: str = REAL_NODE) -> int:
+    """How many devices the ResourceSlices of driver gpu.nvidia.com on node_name hold."""
+    return sum(len(s["spec"].get("devices") or []) for s in slices
+               if s["spec"].get("driver") == DRA_DRIVER and s["spec"].get("nodeName") == node_name)
 
 
 def node_advertises_gpus(node: dict) -> bool:
