@@ -62,7 +62,7 @@ def test_every_task_that_handles_a_secret_is_no_log():
     # The rule sees the tasks it exists for: a rule that found none would pass anything.
     handled = {(path, task.get("name")) for path, task, _why in secret_tasks.handling()}
     assert ("roles/gitlab_runner/tasks/remove.yml",
-            "Delete the removed pools' RoleBindings, Roles, ServiceAccounts and Secrets") in handled
+            "Delete the removed pools' RoleBindings, Roles, ResourceClaimTemplates, ServiceAccounts and Secrets") in handled
     assert ("roles/arc_runners/tasks/scale_sets_absent.yml", "Remove our credentials Secrets of these scale sets") in handled
     assert len(handled) >= 8, sorted(handled)
 
