@@ -48,6 +48,9 @@ def role_objects(cluster: Cluster) -> dict[tuple[str, str], str]:
     for policy in cluster_policies(cluster):
         if _ours(policy):
             objects[("ClusterPolicy", policy["metadata"]["name"])] = policy["metadata"]["resourceVersion"]
+    for gpu_cluster in gpu_clusters(cluster):
+        if _ours(gpu_cluster):
+            objects[("GPUCluster", gpu_cluster["metadata"]["name"])] = gpu_cluster["metadata"]["resourceVersion"]
     for node in cluster.core.list_node(label_selector=f"{MARKER_LABEL}={RELEASE}").items:
         objects[("NodeLabel", node.metadata.name)] = node.metadata.labels.get(DEVICE_PLUGIN_LABEL, "")
     return objects
@@ -62,9 +65,9 @@ def _ours(item: dict) -> bool:
 
 
 def foreign_operator(cluster: Cluster) -> str | None:
-    """Which other GPU Operator release owns the cluster's ClusterPolicy, if any."""
-    for policy in cluster_policies(cluster):
-        annotations = policy["metadata"].get("annotations") or {}
+    """Which other GPU Operator release owns the cluster's ClusterPolicy or GPUCluster, if any."""
+    for found in cluster_policies(cluster) + gpu_clusters(cluster):
+        annotations = found["metadata"].get("annotations") or {}
         if annotations.get("meta.helm.sh/release-name") != RELEASE:
             return f"{annotations.get('meta.helm.sh/release-namespace')}/{annotations.get('meta.helm.sh/release-name')}"
     return None
@@ -73,6 +76,14 @@ def foreign_operator(cluster: Cluster) -> str | None:
 def cluster_policies(cluster: Cluster) -> list[dict]:
     try:
         return cluster.list("nvidia.com/v1", "ClusterPolicy")
+    except Exception:  # the CRD is not installed (yet, or any more)
+        return []
+
+
+def gpu_clusters(cluster: Cluster) -> list[dict]:
+    """The GPUClusters (nvidia.com/v1alpha1), the CR of gpu_operator_gpu_allocation: dra."""
+    try:
+        return cluster.list("nvidia.com/v1alpha1", "GPUCluster")
     except Exception:  # the CRD is not installed (yet, or any more)
         return []
 
@@ -118,6 +129,8 @@ def our_leftovers(cluster: Cluster) -> list[str]:
              for node in cluster.core.list_node(label_selector=f"{MARKER_LABEL}={RELEASE}").items]
     left += [f"ClusterPolicy {p['metadata']['name']}" for p in cluster_policies(cluster)
              if p["metadata"].get("annotations", {}).get("meta.helm.sh/release-name") == RELEASE]
+    # The chart keeps its GPUCluster on uninstall (helm.sh/resource-policy: keep): the role deletes it.
+    left += [f"GPUCluster {c['metadata']['name']}" for c in gpu_clusters(cluster) if _ours(c)]
     return left
 
 

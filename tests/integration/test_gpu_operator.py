@@ -7,6 +7,10 @@ converge again (no change), the ClusterPolicy the chart rendered and the
 time-slicing ConfigMap carry the chosen settings, teardown leaves nothing of
 ours. Every preflight contradiction fails before the cluster is touched.
 
+One more setup, gpu_operator_gpu_allocation: dra, runs converge, rerun and
+teardown once: the GPUCluster instead of the ClusterPolicy (its docstring says
+what is real there).
+
 The operator itself runs for real on the testbed's real node (inventories/local
 places it there when its image was provided to the testbed) and reconciles the
 ClusterPolicy: the tests read the operand DaemonSets it made. Without the image
@@ -25,8 +29,10 @@ from gpu_operator_support import (
     NAMESPACE,
     OUR_SELECTOR,
     RELEASE,
+    cluster_policies,
     cluster_policy_spec,
     foreign_operator,
+    gpu_clusters,
     helm_releases,
     operator_pod,
     our_leftovers,
@@ -161,6 +167,72 @@ def test_converge_idempotent_and_teardown(testbed, playbooks, operator_slot, rea
             teardown(playbooks, setup)
 
 
+# gpu_operator_gpu_allocation: dra, as an inventory would write it: the pools claim their GPUs by DRA too, the
+# operator installs a pinned driver through the NVIDIADriver CR and runs no toolkit (the GPUCluster has none).
+DRA_SETUP = {
+    "gpu_operator_gpu_allocation": "dra",
+    "gpu_operator_dra_driver_version": "v0.5.0",
+    "gpu_operator_driver_enabled": True,
+    "gpu_operator_driver_version": "580.105.08",
+    "gpu_operator_toolkit_enabled": False,
+    # inventories/local splits the A100 node with mixed, which only the device plugin reads.
+    "gpu_operator_mig_strategy": "single",
+    "gitlab_runner_pools": [dict(pool, gpu_allocation="dra") for pool in POOLS],
+    # inventories/local's scale sets ask the device plugin; this role's test declares none.
+    "arc_runners_scale_sets": [],
+}
+
+
+def test_dra_converge_idempotent_and_teardown(testbed, playbooks, operator_slot):
+    """gpu_operator_gpu_allocation: dra makes the chart's GPUCluster and no ClusterPolicy; a rerun changes nothing;
+    teardown leaves no GPUCluster although the chart keeps it on uninstall.
+
+    Real here: helm installing and uninstalling the real chart (its hooks included), the chart's own checks
+    (one CR of the two; the NVIDIADriver CR beside a GPUCluster; the cluster serving resource.k8s.io, asked of
+    the real API server), and the API server validating the GPUCluster and the NVIDIADriver against the chart's
+    CRDs. Not real: no operator reconciles the GPUCluster (its image is not provided to the testbed, or it runs
+    without GPUs), so no DRA driver pods start and no ResourceSlice or DeviceClass comes from it; nothing here
+    waits for them, as the device plugin tests wait for no device plugin.
+    """
+    extra = {**BASE, **DRA_SETUP}
+    assert not our_leftovers(testbed), "a previous run left objects behind"
+    torn_down = False
+    try:
+        first = playbooks.run(PLAYBOOK, extra_vars=extra).assert_ok()
+        assert first.changed > 0
+        second = playbooks.run(PLAYBOOK, extra_vars=extra).assert_ok()
+        assert second.changed == 0, f"second run changed something:\n{second.output[-4000:]}"
+
+        (gpu_cluster,) = gpu_clusters(testbed)
+        metadata = gpu_cluster["metadata"]
+        assert metadata["name"] == "gpu-cluster"
+        assert metadata["annotations"]["meta.helm.sh/release-name"] == RELEASE
+        assert metadata["annotations"]["helm.sh/resource-policy"] == "keep"
+        spec = gpu_cluster["spec"]
+        assert spec["draDriver"]["version"] == DRA_SETUP["gpu_operator_dra_driver_version"]
+        assert spec["dcgmExporter"]["enabled"] is True
+        assert spec["dcgmExporter"]["enablePodLabels"] is True
+        assert spec["dcgmExporter"]["podLabelAllowlistRegex"] == [
+            r"^project\.runner\.gitlab\.com/(id|name|namespace)$", r"^actions\.github\.com/scale-set-name$"]
+        assert cluster_policies(testbed) == [], "a ClusterPolicy beside the GPUCluster"
+        # The operator's driver, through the chart's NVIDIADriver CR.
+        driver = testbed.get("nvidia.com/v1alpha1", "NVIDIADriver", "default")
+        assert driver and driver["spec"]["version"] == DRA_SETUP["gpu_operator_driver_version"]
+        assert testbed.list("node.k8s.io/v1", "RuntimeClass", label_selector=OUR_SELECTOR) == [], \
+            "no RuntimeClass with dra"
+        assert testbed.apps.read_namespaced_deployment("gpu-operator", NAMESPACE).status.available_replicas == 1
+
+        gone = teardown(playbooks, extra).assert_ok()
+        torn_down = True
+        assert gone.changed > 0
+        assert our_leftovers(testbed) == []
+        assert gpu_clusters(testbed) == []
+        assert testbed.get("nvidia.com/v1alpha1", "NVIDIADriver", "default") is None
+    finally:
+        if not torn_down:
+            teardown(playbooks, extra)
+
+
 BAD_INPUTS = {
     "mig-none-with-mig-pools": (
         {"gpu_operator_mig_strategy": "none"},
@@ -186,6 +258,11 @@ BAD_INPUTS = {
     "driver-version-without-driver": (
         {"gpu_operator_driver_enabled": False, "gpu_operator_driver_version": "580.105.08"},
         ["gpu_operator_driver_version", "disabled"]),
+    "dra-with-time-slicing-and-device-plugin-pools": (
+        {"gpu_operator_gpu_allocation": "dra", "gpu_operator_toolkit_enabled": False,
+         "gpu_operator_time_slicing": {"l40s": 2}},
+        ["gpu_operator_time_slicing is set", "gpu_operator_mig_strategy is mixed",
+         "the pools l40s, a10, a100-mig", "ask for their GPUs through the device plugin"]),
 }
 
 
