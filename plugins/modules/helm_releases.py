@@ -105,6 +105,16 @@ options:
         description: Let helm create the namespace.
         type: bool
         default: false
+      offline_api_versions:
+        description:
+          - APIs (C(group/version/Kind)) the chart may test for, given to C(helm template) as C(--api-versions)
+            when check mode renders the chart offline (its CRDs not installed yet, the API server cannot map its
+            custom resources). Offline, helm knows no cluster's APIs, and a chart that refuses to render without
+            one (the GPU Operator's GPUCluster needs C(resource.k8s.io/v1/DeviceClass)) would fail check mode.
+            Not used by a real install or upgrade, where helm asks the API server.
+        type: list
+        elements: str
+        default: []
       wave:
         description:
           - Releases run wave by wave, lowest first, each wave's concurrently. A release that needs what
@@ -240,6 +250,7 @@ _RELEASE_OPTIONS = dict(
     atomic=dict(type="bool", default=True),
     timeout=dict(type="int", default=300),
     create_namespace=dict(type="bool", default=False),
+    offline_api_versions=dict(type="list", elements="str", default=[]),
     wave=dict(type="int", default=0),
 )
 

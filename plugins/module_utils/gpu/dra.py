@@ -28,6 +28,8 @@ from collections import namedtuple
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.product_names import gpu_of_label
 
 RESOURCE_API_VERSION = "resource.k8s.io/v1"
+# What a chart tests for to know the cluster serves DRA (helm's .Capabilities.APIVersions form).
+DEVICE_CLASS_API = RESOURCE_API_VERSION + "/DeviceClass"
 # NVIDIA's driver name, which is also the domain of its device attributes.
 NVIDIA_DRA_DRIVER = "gpu.nvidia.com"
 # The DeviceClasses NVIDIA's driver chart creates.

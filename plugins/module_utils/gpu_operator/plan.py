@@ -77,7 +77,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.common.chart_source 
 from ansible_collections.gpuci.runners.plugins.module_utils.common.merging import deep_merge
 from ansible_collections.gpuci.runners.plugins.module_utils.container_toolkit.runtimes import operator_toolkit_env
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.classes import merged_classes
-from ansible_collections.gpuci.runners.plugins.module_utils.gpu.dra import DEVICE_PLUGIN, DRA, GPU_ALLOCATIONS
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.dra import DEVICE_CLASS_API, DEVICE_PLUGIN, DRA, GPU_ALLOCATIONS
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.pod_patch import gpu_pod_patch
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.request import resolve_gpu_request
 from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import (
@@ -189,6 +189,8 @@ def gpu_operator_plan(settings, gpu_classes=None):
             "values": values,
             "wait": True,
             "timeout": timeout,
+            # Check mode's offline render of a first install knows no cluster's APIs: the chart's DRA check needs this.
+            **({"offline_api_versions": [DEVICE_CLASS_API]} if allocation == DRA else {}),
         },
         "time_slicing": slicing,
         "objects": [_time_slicing_configmap(settings, slicing, labels)] if slicing["enabled"] else [],

@@ -292,8 +292,9 @@ class Helm:
                 # before it) would install do not exist, so the API server
                 # cannot map the custom resources, and even helm's client
                 # dry-run of an upgrade asks it: render with `helm template`.
+                offline = [arg for api in release.get("offline_api_versions") or [] for arg in ("--api-versions", api)]
                 self.call(["template", release["name"], chart_file, "--namespace", release["namespace"],
-                           "--values", values_file], what)
+                           "--values", values_file] + offline, what)
             return
         if release.get("wait", True):
             args.append("--wait")

@@ -296,6 +296,15 @@ def test_check_mode_renders_without_the_cluster_when_crds_are_not_installed_yet(
     assert not result["errors"]
     (render,) = helm.verbs("template")
     assert render[1:3] == ["gitlab-runner-l40s", render[2]] and "--values" in render
+    assert "--api-versions" not in render
+
+
+def test_the_offline_render_of_check_mode_is_told_the_apis_the_chart_tests_for():
+    helm = RecordedHelm(crds_missing=True)
+    apply(helm, [release(offline_api_versions=["resource.k8s.io/v1/DeviceClass"])], check_mode=True)
+    (render,) = helm.verbs("template")
+    flag = render.index("--api-versions")
+    assert render[flag + 1] == "resource.k8s.io/v1/DeviceClass"
 
 
 def test_releases_of_a_namespace_that_cannot_be_listed_are_left_alone_and_reported_once():
