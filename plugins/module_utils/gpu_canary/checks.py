@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.dra import DRA
 from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import ValidationError, child
 
 MIG_PROFILE = "@MIG_PROFILE@"
@@ -89,6 +90,17 @@ DEVICE_LINES = {
     # e.g. "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-...)", "  MIG 1g.10gb     Device  0: (UUID: MIG-...)"
     "mig": {"gpu": r"^GPU [0-9]+: (?P<name>.+?) \(UUID: ", "mig": r"^\s*MIG (?P<profile>\S+)\s+Device\s+[0-9]+:"},
 }
+# A DRA lane's job stays this long after its checks (DRA_HOLD). The devices
+# allocated to its pod's claim are in the claim's status only while the pod
+# runs: the resource claim controller clears them and deletes the claim once
+# the pod is done (gpu_canary/claims.py). The canary reads them while the job
+# runs, the role every second, the GitLab module every gpu_canary_poll_interval
+# (5 s by default); a job over in less time could end between two reads.
+DRA_HOLD_SECONDS = 10
+DRA_HOLD = [
+    "echo 'gpu-canary: holding the DRA claim %ds, for the canary to read its allocation'" % DRA_HOLD_SECONDS,
+    "sleep %d" % DRA_HOLD_SECONDS,
+]
 # canary_lanes names a lane's Job <JOB_PREFIX><lane name> (its job_name, by
 # which the verdict finds it), canary_ci a pool's GitLab job <JOB_PREFIX><pool
 # name>; the container that runs the checks is CONTAINER.
@@ -103,11 +115,13 @@ def lane_commands(lane, setup_commands, cuda_sample_commands):
 
     ``setup_commands`` maps a gpu_access (``cuda``, ``dri``) to commands run
     first (gpu_canary_setup_commands); ``cuda_sample_commands`` run last on
-    cuda lanes (gpu_canary_cuda_sample_commands).
+    cuda lanes (gpu_canary_cuda_sample_commands). A DRA lane then holds its
+    claim a while (DRA_HOLD).
     """
     check = [command.replace(MIG_PROFILE, lane.get("mig_profile") or "") for command in CHECKS[lane["check"]]["commands"]]
     samples = list(cuda_sample_commands) if lane["gpu_access"] == "cuda" else []
-    return list(setup_commands.get(lane["gpu_access"]) or []) + check + samples
+    hold = list(DRA_HOLD) if lane.get("gpu_allocation") == DRA else []
+    return list(setup_commands.get(lane["gpu_access"]) or []) + check + samples + hold
 
 
 def evidence_patterns(check, lane):

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.checks import JOB_PREFIX, NO_GPU, lane_commands
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.classes import GPU_ACCESS_MODES, merged_classes
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.dra import DRA, NVIDIA_DRA_DRIVER
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.nodes import advertises
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.request import cuda_runtime_class, resolve_gpu_request
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s.objects import metadata, object_name
@@ -51,7 +52,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.common.validation im
 # What the lanes are made of; ``paths`` names where each came from in the inventory.
 LANE_KEYS = ("gitlab_pools", "arc_scale_sets", "gitlab_runtime_class", "arc_runtime_class", "setup_commands",
              "cuda_sample_commands")
-INPUT_KEYS = frozenset(LANE_KEYS + ("paths", "nodes", "runtime_classes", "cpu_lanes"))
+INPUT_KEYS = frozenset(LANE_KEYS + ("paths", "nodes", "runtime_classes", "resource_slices", "cpu_lanes"))
 # The one lane of the GitLab pools without a GPU (GitLab mode only): what its jobs show.
 CPU_LANE = "cpu"
 
@@ -78,10 +79,19 @@ def canary_lanes(spec, gpu_classes=None, path="canary"):
     gpu_access (``setup_commands``) and after them on cuda lanes
     (``cuda_sample_commands``) and, optionally, ``nodes`` (Node objects as
     the API returns them) and ``runtime_classes`` (their names, or the
-    RuntimeClass objects as the API returns them). Every lane
+    RuntimeClass objects as the API returns them) and ``resource_slices``
+    (ResourceSlice objects as read: where a DRA lane's GPUs are published;
+    only their ``spec.driver`` and ``spec.nodeName`` are used). Every lane
     carries the ``commands`` its Job and CI snippets run and its Job's name
     (``job_name``, module_utils/gpu_canary/checks.py); with ``nodes`` it carries
     ``node_check``.
+
+    A pool with ``gpu_allocation: dra`` makes a lane of its own (never one
+    with device-plugin pools of the same class): it says ``gpu_allocation``
+    (``dra``), ``device_class`` and ``claim`` (``device_class``, ``selectors``,
+    ``count``: what its pods claim, gpu/dra.py), has no ``resource``, and is
+    named ``<class>-cuda-dra-<n>gpu`` (``-dra-mig-<profile>``). A device-plugin
+    lane has none of these keys: its shape is as it always was.
 
     With ``cpu_lanes`` true (GitLab mode: a GitLab job proves each pool)
     the present GitLab pools without a ``gpu_class`` also make one lane,
@@ -120,8 +130,9 @@ def canary_lanes(spec, gpu_classes=None, path="canary"):
     if spec.get("nodes") is not None:
         nodes = _check_list(spec["nodes"], child(path, "nodes"))
         runtime_classes = _check_names(spec.get("runtime_classes"), child(path, "runtime_classes"))
+        slices = _check_list(spec.get("resource_slices"), child(path, "resource_slices"))
         for lane in result:
-            lane["node_check"] = node_check(lane, nodes, runtime_classes)
+            lane["node_check"] = node_check(lane, nodes, runtime_classes, slices)
     return result
 
 
@@ -207,8 +218,10 @@ def _gpu_keys(entry):
 
 def _lane_key(gpu, request):
     # The same class, gpu_access and amount is one lane, unless a pool also moves
-    # the pods elsewhere (its own selector, tolerations or runtime class).
+    # the pods elsewhere (its own selector, tolerations or runtime class) or
+    # reaches its GPU another way (DRA instead of the device plugin).
     return repr((
+        request.claim is not None,
         request.gpu_class,
         request.gpu_access,
         gpu.get("mig_profile"),
@@ -222,19 +235,14 @@ def _lane_key(gpu, request):
 
 def _new_lane(gpu, request, product):
     mig_profile = gpu.get("mig_profile")
-    if request.gpu_access == "dri":
-        check, request_text = "dri", "host /dev/dri"
-    elif mig_profile:
-        check, request_text = "mig", "%s: %d" % (request.resource, request.count)
-    else:
-        check, request_text = "nvidia-smi", "%s: %d" % (request.resource, request.count)
-    return {
+    check, request_text = _check_and_request(request, mig_profile)
+    lane = {
         "name": _base_name(request, mig_profile),
         "gpu_class": request.gpu_class,
         # The class's product label: what the exact proof compares the GPU the job saw with (exact_proof.py).
         "product": product,
         "gpu_access": request.gpu_access,
-        "gpus": request.count if request.resource and not mig_profile else None,
+        "gpus": request.count if (request.resource or request.claim) and not mig_profile else None,
         "mig_profile": mig_profile,
         "resource": request.resource,
         "count": request.count,
@@ -249,15 +257,34 @@ def _new_lane(gpu, request, product):
         "gitlab_pools": [],
         "arc_scale_sets": [],
     }
+    if request.claim is not None:
+        # Only a DRA lane says how it is allocated: a device-plugin lane keeps the shape it always had.
+        claim = request.claim
+        lane.update(gpu_allocation=DRA, device_class=claim.device_class,
+                    claim={"device_class": claim.device_class, "selectors": list(claim.selectors),
+                           "count": claim.count})
+    return lane
+
+
+def _check_and_request(request, mig_profile):
+    """The lane's check, and what its pod asks for in words."""
+    if request.gpu_access == "dri":
+        return "dri", "host /dev/dri"
+    check = "mig" if mig_profile else "nvidia-smi"
+    if request.claim is not None:
+        return check, "DRA claim %s%s: %d" % (request.claim.device_class, " " + mig_profile if mig_profile else "",
+                                              request.claim.count)
+    return check, "%s: %d" % (request.resource, request.count)
 
 
 def _base_name(request, mig_profile):
+    allocation = "-dra" if request.claim is not None else ""
     if request.gpu_access == "dri":
         amount = ""
     elif mig_profile:
-        amount = "-mig-" + mig_profile
+        amount = "%s-mig-%s" % (allocation, mig_profile)
     else:
-        amount = "-%dgpu" % request.count
+        amount = "%s-%dgpu" % (allocation, request.count)
     return _dns_label("%s-%s%s" % (request.gpu_class, request.gpu_access, amount))
 
 
@@ -280,18 +307,26 @@ def _with_unique_names(lanes):
     return lanes
 
 
-def node_check(lane, nodes, runtime_classes):
+def node_check(lane, nodes, runtime_classes, slices=()):
     """Can any node take the lane's job? The scheduler has the last word; this catches the obvious.
 
     Returns ``ok``, ``reason``, ``matching`` (nodes whose labels fit the
-    selector), ``schedulable`` (of those, not cordoned and advertising the
-    resource) and ``simulated`` (matching nodes that kwok simulates).
+    selector), ``schedulable`` (of those, not cordoned and offering the
+    lane's GPU) and ``simulated`` (matching nodes that kwok simulates).
+
+    A device-plugin lane's node offers its GPU when it advertises the
+    lane's resource as allocatable. A DRA lane's GPUs are not an allocatable
+    resource: its node offers them when NVIDIA's DRA driver publishes a
+    ResourceSlice for it (``spec.driver`` gpu.nvidia.com, ``spec.nodeName``
+    the node; ``slices``, as the role reads them). Whether a device there
+    meets the class's CEL selector only the scheduler can say.
     """
     if lane["gpu_access"] == NO_GPU:
         # A CPU job goes wherever its pool's own placement and the scheduler put it: nothing to check first.
         return {"matching": [], "schedulable": [], "simulated": [], "ok": True, "reason": ""}
     matching = [n for n in nodes if labels_match(metadata(n).get("labels") or {}, lane["node_selector"])]
-    schedulable = [n for n in matching if not _cordoned(n) and _advertises(n, lane["resource"])]
+    offers = _publishes(slices) if lane.get("gpu_allocation") == DRA else (lambda n: _advertises(n, lane["resource"]))
+    schedulable = [n for n in matching if not _cordoned(n) and offers(n)]
     result = {
         "matching": [object_name(n) for n in matching],
         "schedulable": [object_name(n) for n in schedulable],
@@ -303,14 +338,28 @@ def node_check(lane, nodes, runtime_classes):
     if not matching:
         result["reason"] = "no schedulable node: no node matches the selector %s" % selector
     elif not schedulable:
-        offer = "advertise allocatable %s" % lane["resource"] if lane["resource"] else "are schedulable"
         result["reason"] = "no schedulable node: nodes %s match %s but none is uncordoned and %s" % (
-            ", ".join(result["matching"]), selector, offer)
+            ", ".join(result["matching"]), selector, _offer(lane))
     elif lane["runtime_class"] and lane["runtime_class"] not in runtime_classes:
         result["reason"] = "RuntimeClass %s does not exist (the GPU Operator's toolkit creates it)" % lane["runtime_class"]
     else:
         result["ok"] = True
     return result
+
+
+def _offer(lane):
+    """What a node lacks when none of a lane's matching nodes can take its job."""
+    if lane.get("gpu_allocation") == DRA:
+        return ("has a ResourceSlice of driver %s (NVIDIA's DRA driver publishes one for each node whose GPUs it "
+                "hands out)" % NVIDIA_DRA_DRIVER)
+    return "advertise allocatable %s" % lane["resource"] if lane["resource"] else "are schedulable"
+
+
+def _publishes(slices):
+    """A node test: does NVIDIA's DRA driver publish a ResourceSlice for it?"""
+    published = set(str((item.get("spec") or {}).get("nodeName")) for item in slices or []
+                    if (item.get("spec") or {}).get("driver") == NVIDIA_DRA_DRIVER)
+    return lambda node: object_name(node) in published
 
 
 def is_simulated(node):

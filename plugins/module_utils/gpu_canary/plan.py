@@ -23,6 +23,16 @@ From the role's variables (under their own names) it returns:
   ``url``, ``project``, ``ref``, ``job_timeout``; the lanes then include
   the CPU pools' lane (module_utils/gpu_canary/gitlab_jobs.py). The token never
   reaches the plan: the role says only whether one was given;
+- ``node_reads``: the reads of ``tasks/nodes.yml`` (gpuci.runners.k8s_reads):
+  the nodes and RuntimeClasses, and where a lane asks for DRA the
+  ResourceSlices too (without their devices), which say which nodes
+  NVIDIA's DRA driver hands GPUs out on (module_utils/gpu_canary/lanes.py
+  ``node_check``); without a DRA lane they are not read, so a cluster or a
+  kubeconfig without resource.k8s.io/v1 is never asked for them;
+- ``dra_jobs``: whether a lane that asks for DRA gets a canary Job
+  (module_utils/gpu_canary/jobs.py): then ``tasks/jobs.yml`` makes its claim
+  template, reads its pod's claims while it runs and deletes the template
+  with the Jobs;
 - ``helm_list_argv``: the read-only ``helm list`` of every namespace's
   deployed releases for the report's chart table, at the cluster the
   inventory names (``gpuci_kubeconfig``, ``gpuci_kube_context``; empty or
@@ -39,7 +49,9 @@ from __future__ import annotations
 import math
 import re
 
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.jobs import proved_by_job
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.lanes import LANE_KEYS, canary_lanes
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.dra import DRA, RESOURCE_API_VERSION
 from ansible_collections.gpuci.runners.plugins.module_utils.common.ownership_labels import label_selectors, ownership_labels
 from ansible_collections.gpuci.runners.plugins.module_utils.common.release_names import is_dns_label
 from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import (
@@ -82,10 +94,22 @@ def canary_plan(settings, gpu_classes=None):
         "lanes": lanes,
         "lane_paths": paths,
         "gitlab": gitlab,
+        "node_reads": node_reads(lanes),
+        "dra_jobs": any(lane.get("gpu_allocation") == DRA and proved_by_job(lane, gitlab["enabled"]) for lane in lanes),
         "helm_list_argv": helm_list_argv(settings.get("gpuci_kubeconfig"), settings.get("gpuci_kube_context")),
         "problems": _namespace_problems(settings) + timing_problems + (_report_problems(settings) if present else [])
         + gitlab_problems + lane_problems,
     }
+
+
+def node_reads(lanes):
+    """What tasks/nodes.yml reads before the lanes are matched against the nodes (see the module docstring)."""
+    reads = [{"key": "nodes", "kind": "Node"},
+             {"key": "runtime_classes", "api_version": "node.k8s.io/v1", "kind": "RuntimeClass"}]
+    if any(lane.get("gpu_allocation") == DRA for lane in lanes):
+        reads.append({"key": "resource_slices", "api_version": RESOURCE_API_VERSION, "kind": "ResourceSlice",
+                      "hidden_fields": ["spec.devices"]})
+    return reads
 
 
 def helm_list_argv(kubeconfig=None, context=None):
