@@ -22,25 +22,36 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.checks import DEVICE_LINES
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.claims import allocated
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.dra import DRA
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.product_names import same_product
 from ansible_collections.gpuci.runners.plugins.module_utils.common.ownership_labels import labels_match
 
 
 @dataclass(frozen=True)
 class Wanted:
-    """What a lane promises its jobs; ``product`` and ``devices`` are None where its check lists no GPU (dri, cpu)."""
+    """What a lane promises its jobs; ``product`` and ``devices`` are None where its check lists no GPU (dri, cpu).
+
+    ``claimed`` is a DRA lane's device count of its claim (None for others),
+    ``device_class`` the claim's DeviceClass.
+    """
 
     gpu_class: str
     product: Optional[str]
     devices: Optional[int]
     mig_profile: Optional[str]
     node_selector: dict
+    claimed: Optional[int] = None
+    device_class: Optional[str] = None
 
     @classmethod
     def of_lane(cls, lane):
         listed = lane["check"] in DEVICE_LINES
+        claim = (lane.get("claim") or {}) if lane.get("gpu_allocation") == DRA else None
         return cls(lane["gpu_class"], lane.get("product") if listed else None, lane["count"] if listed else None,
-                   lane.get("mig_profile"), dict(lane.get("node_selector") or {}))
+                   lane.get("mig_profile"), dict(lane.get("node_selector") or {}),
+                   int(claim.get("count") or 0) if claim is not None else None,
+                   claim.get("device_class") if claim is not None else None)
 
     def __str__(self):
         if self.devices is None:
@@ -49,7 +60,11 @@ class Wanted:
             what = "1 MIG device %s of %s" % (self.mig_profile, self.product or "any GPU")
         else:
             what = "%s of %s" % (_gpus(self.devices), self.product or "any product")
-        return "%s (class %s) on a node with %s" % (what, self.gpu_class, _selector(self.node_selector))
+        claim = ""
+        if self.claimed is not None:
+            claim = ", and %s of %s allocated to its DRA claim from that node's pool" % (
+                _devices(self.claimed), self.device_class)
+        return "%s (class %s) on a node with %s%s" % (what, self.gpu_class, _selector(self.node_selector), claim)
 
 
 @dataclass(frozen=True)
@@ -58,18 +73,24 @@ class Seen:
 
     ``node`` is None when the job's pod was never seen on a node;
     ``node_labels`` None when that node was not among the nodes read.
+    ``allocated`` is, for a DRA lane's job, the ``(pool, device)`` of each
+    device allocated to its pod's claims as read while it ran (None for
+    other lanes).
     """
 
     gpus: tuple
     mig_devices: tuple
     node: Optional[str]
     node_labels: Optional[dict]
+    allocated: Optional[tuple] = None
 
     @classmethod
-    def in_output(cls, check, lines, node, labels_by_node):
+    def in_output(cls, check, lines, node, labels_by_node, claims=None):
+        """``claims``: a DRA job's pod_claims entries (gpu_canary/claims.py); None for other lanes."""
         patterns = DEVICE_LINES.get(check, {})
+        devices = None if claims is None else tuple((entry["pool"], entry["device"]) for entry in allocated(claims))
         return cls(_listed(patterns.get("gpu"), "name", lines), _listed(patterns.get("mig"), "profile", lines),
-                   node or None, labels_by_node.get(node) if node else None)
+                   node or None, labels_by_node.get(node) if node else None, devices)
 
     def describe(self, wanted):
         """What the job saw, in the terms of ``wanted``: of its node, the labels that the lane's selector names."""
@@ -84,7 +105,15 @@ class Seen:
             return "its devices on %s" % where
         gpus = "%s (%s)" % (_gpus(len(self.gpus)), ", ".join(self.gpus)) if self.gpus else "no GPU"
         migs = " with %s" % _migs(self.mig_devices) if wanted.mig_profile else ""
-        return "%s%s on %s" % (gpus, migs, where)
+        return "%s%s%s on %s" % (gpus, migs, self._claimed(wanted), where)
+
+    def _claimed(self, wanted):
+        if wanted.claimed is None:
+            return ""
+        if not self.allocated:
+            return ", no device allocated to its claim,"
+        return ", its claim allocated %s," % ", ".join("device %s of pool %s" % (device, pool)
+                                                      for pool, device in self.allocated)
 
 
 def differences(wanted, seen):
@@ -106,21 +135,47 @@ def differences(wanted, seen):
             gaps.append("node %s was not among the nodes read, so its class is unknown" % seen.node)
         elif not labels_match(seen.node_labels, wanted.node_selector):
             gaps.append("node %s is not of class %s" % (seen.node, wanted.gpu_class))
+    if wanted.claimed is not None:
+        gaps += claim_gaps(wanted, seen)
     return gaps
 
 
-def exact_proof_problem(lane, lines, node, labels_by_node):
-    """Why a job whose output has the check's evidence still does not prove ``lane``; "" when it does."""
-    wanted, seen = Wanted.of_lane(lane), Seen.in_output(lane["check"], lines, node, labels_by_node)
+def claim_gaps(wanted, seen):
+    """A DRA job's gaps: its claim allocated nothing seen, another count, or devices of another node's pool."""
+    if not seen.allocated:
+        return ["its claim shows no allocated device: none was allocated, or none was seen while the pod ran, the "
+                "only time a claim shows one"]
+    gaps = []
+    if len(seen.allocated) != wanted.claimed:
+        gaps.append("%s allocated to its claim, not %d" % (_devices(len(seen.allocated)), wanted.claimed))
+    gaps += ["device %s is allocated from pool %s, not from its node %s" % (device, pool, seen.node or "(unknown)")
+             for pool, device in seen.allocated if pool != seen.node]
+    return gaps
+
+
+def exact_proof_problem(lane, lines, node, labels_by_node, claims=None):
+    """Why a job whose output has the check's evidence still does not prove ``lane``; "" when it does.
+
+    ``claims``: a DRA lane's job's pod_claims entries (None for other lanes).
+    """
+    wanted, seen = Wanted.of_lane(lane), Seen.in_output(lane["check"], lines, node, labels_by_node, claims)
     gaps = differences(wanted, seen)
     return "not what the lane promises: %s (%s)" % (_sight(wanted, seen), "; ".join(gaps)) if gaps else ""
 
 
-def what_was_seen(lane, lines, node, labels_by_node):
+def allocation_proof(lane, claims):
+    """What a proved DRA lane's reason adds: the devices its claim was allocated, from its node's pool ("" for others)."""
+    if lane.get("gpu_allocation") != DRA:
+        return ""
+    return "; its claim was allocated %s, its node's" % ", ".join(
+        "device %s of pool %s" % (entry["device"], entry["pool"]) for entry in allocated(claims))
+
+
+def what_was_seen(lane, lines, node, labels_by_node, claims=None):
     """"the job saw ...; the lane wants ..." for a lane whose check lists its devices; "" for the others (dri, cpu)."""
     if lane["check"] not in DEVICE_LINES:
         return ""
-    return _sight(Wanted.of_lane(lane), Seen.in_output(lane["check"], lines, node, labels_by_node))
+    return _sight(Wanted.of_lane(lane), Seen.in_output(lane["check"], lines, node, labels_by_node, claims))
 
 
 def _sight(wanted, seen):
@@ -135,6 +190,10 @@ def _listed(pattern, group, lines):
 
 def _gpus(count):
     return "%d GPU%s" % (count, "" if count == 1 else "s")
+
+
+def _devices(count):
+    return "%d device%s" % (count, "" if count == 1 else "s")
 
 
 def _migs(profiles):

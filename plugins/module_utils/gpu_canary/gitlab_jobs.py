@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.ci_snippets import gitlab_job_name
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.claims import allocated, asks_for_claims, pod_claims
 
 URL_VAR = "gpu_canary_gitlab_url"
 TOKEN_VAR = "gpu_canary_gitlab_api_token"
@@ -146,26 +147,47 @@ def trace_lines(text):
     return lines[-TRACE_LINES:]
 
 
-def pod_of_job(pods, job_id, trace=None):
+def pod_of_job(pods, job_id, trace=None, claims=None):
     """The job pod GitLab Runner made for ``job_id``: ``{name, namespace, node, phase}``, or None.
 
     Found among ``pods`` (listed by the project's label) by the job id
     annotation; the pod is gone once the job ended, so a trace's "Running
-    on <pod>" line names it when the cluster no longer has it.
+    on <pod>" line names it when the cluster no longer has it. A pod that
+    claims devices (a DRA pool's) also has ``claims``: what was allocated to
+    each (gpu_canary/claims.py ``pod_claims``, from ``claims``, the
+    ResourceClaims read with the pods).
     """
     for pod in pods or []:
         meta = pod.get("metadata") or {}
         if str((meta.get("annotations") or {}).get(JOB_ID_ANNOTATION)) == str(job_id):
             spec = pod.get("spec") or {}
-            return {"name": meta.get("name"), "namespace": meta.get("namespace"),
+            seen = {"name": meta.get("name"), "namespace": meta.get("namespace"),
                     "node": spec.get("nodeName") or None, "phase": (pod.get("status") or {}).get("phase"),
                     "runtime_class": spec.get("runtimeClassName") or None, "device_limits": device_limits(spec)}
+            if asks_for_claims(spec):
+                seen["claims"] = pod_claims(pod, claims)
+            return seen
     for line in trace or []:
         match = _RUNNING_ON.match(line)
         if match:
             return {"name": match.group("pod"), "namespace": None, "node": None, "phase": None,
                     "runtime_class": None, "device_limits": {}}
     return None
+
+
+def latest_pod(seen, earlier):
+    """The job pod as last seen (``seen``, else ``earlier``), keeping an allocation only an earlier read saw.
+
+    The resource claim controller clears a claim's allocation and deletes
+    the claim once its pod is done, which a read can see before GitLab
+    Runner deletes the pod: what was allocated while the job ran stays.
+    """
+    if not seen:
+        return earlier
+    if (earlier and earlier.get("name") == seen.get("name") and allocated(earlier.get("claims"))
+            and not allocated(seen.get("claims"))):
+        return dict(seen, claims=earlier["claims"])
+    return seen
 
 
 def device_limits(pod_spec):

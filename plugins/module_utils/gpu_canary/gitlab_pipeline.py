@@ -7,7 +7,9 @@ What the module gpuci.runners.canary_gitlab_pipeline (and its action plugin,
 in the controller's process) run. It talks to GitLab through python-gitlab
 and lists GitLab Runner's job pods through kubernetes.core's client while it
 waits (the runner deletes a job pod when its job ends, so the node a job ran
-on is only seen during the wait). Every decision is module_utils/gpu_canary/gitlab_jobs.py's.
+on is only seen during the wait), and, for a DRA pool's job pod, the
+ResourceClaims it names (whose allocation, too, lives only while the pod
+runs: gpu_canary/claims.py). Every decision is module_utils/gpu_canary/gitlab_jobs.py's.
 
 Nothing is changed before GitLab has answered that the project exists and
 the token's user may push there; in check mode nothing is changed at all.
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import time
 
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.dra import RESOURCE_API_VERSION
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.gitlab_jobs import (
     CI_FILE,
     COMMIT_MESSAGE,
@@ -34,6 +37,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.gitlab_jo
     access_problem,
     give_up,
     http_problem,
+    latest_pod,
     pod_of_job,
     progress_line,
     project_ident,
@@ -94,33 +98,62 @@ def gitlab_client(url, token, session=None):
 
 
 def pod_lister(kubeconfig=None, context=None):
-    """A function listing the pods of a GitLab project's jobs (by GitLab Runner's label), all namespaces.
+    """Functions listing the pods of a GitLab project's jobs (by GitLab Runner's label, all namespaces) and their claims.
 
-    Returns ``(list_pods, problem)``: ``list_pods(project_id)`` gives pod
-    dicts ([] when the cluster cannot be read); ``problem`` says why the
-    pods cannot be read ("" when they can).
+    Returns ``(list_pods, list_claims, problem)``: ``list_pods(project_id)``
+    gives pod dicts ([] when the cluster cannot be read);
+    ``list_claims(pods)`` the ResourceClaims those pods' statuses name
+    (``status.resourceClaimStatuses``: a DRA pool's job pods; [] for pods
+    without, so a cluster without DRA is never asked); ``problem`` says why
+    the pods cannot be read ("" when they can).
     """
     try:
         from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client  # pylint: disable=import-outside-toplevel
         client = get_api_client(kubeconfig=kubeconfig, context=context)
         pods = client.resources.get(api_version="v1", kind="Pod")
     except Exception as error:  # pylint: disable=broad-exception-caught
-        return (lambda project_id: []), "the cluster's pods cannot be read: %s" % " ".join(str(error).split())[:300]
+        return (lambda project_id: []), _no_claims, "the cluster's pods cannot be read: %s" % " ".join(
+            str(error).split())[:300]
 
     def list_pods(project_id):
         try:
             return pods.get(label_selector="%s=%s" % (PROJECT_ID_LABEL, project_id)).to_dict().get("items") or []
         except Exception:  # pylint: disable=broad-exception-caught
             return []  # one failed read leaves the pod unseen this round; the trace may still name it
-    return list_pods, ""
+
+    def list_claims(listed):
+        named = claim_names(listed)
+        if not named:
+            return []
+        try:
+            claims = client.resources.get(api_version=RESOURCE_API_VERSION, kind="ResourceClaim")
+        except Exception:  # pylint: disable=broad-exception-caught
+            return []  # no resource.k8s.io/v1: no claim to read
+        found = []
+        for namespace, name in named:
+            try:
+                found.append(claims.get(name=name, namespace=namespace).to_dict())
+            except Exception:  # pylint: disable=broad-exception-caught
+                pass  # gone already (the job ended) or unreadable this round; a later poll may see it
+        return found
+    return list_pods, list_claims, ""
 
 
-def run_canary_pipeline(params, client, list_pods, say, check_mode=False, sleep=time.sleep, clock=time.monotonic):
+def claim_names(pods):
+    """``[(namespace, name)]`` of the ResourceClaims the pods' statuses name, sorted, each once."""
+    return sorted(set(((pod.get("metadata") or {}).get("namespace"), status["resourceClaimName"])
+                      for pod in pods or [] for status in (pod.get("status") or {}).get("resourceClaimStatuses") or []
+                      if status.get("resourceClaimName")))
+
+
+def run_canary_pipeline(params, client, list_pods, say, check_mode=False, sleep=time.sleep, clock=time.monotonic,
+                        list_claims=None):
     """Commit, run and watch the canary pipeline; return the module's result (raises CanaryError).
 
     ``params``: ``url``, ``project``, ``ref``, ``ci_content`` (the file),
     ``pending_timeout``, ``run_timeout``, ``poll_interval`` (seconds). ``client`` is a python-gitlab
-    client, ``list_pods(project_id)`` lists job pods, ``say(line)`` shows
+    client, ``list_pods(project_id)`` lists job pods, ``list_claims(pods)``
+    the claims they name (none when not given), ``say(line)`` shows
     progress.
     """
     ref = params["ref"]
@@ -155,21 +188,21 @@ def run_canary_pipeline(params, client, list_pods, say, check_mode=False, sleep=
         say("committed %s to %s@%s: %s" % (CI_FILE, project_name, ref, result["commit"]["id"]))
     # Whatever fails from here on, the module's failure reports the commit (and the pipeline) made before.
     try:
-        return _run_pipeline(project, result, params, list_pods, say, sleep, clock)
+        return _run_pipeline(project, result, params, (list_pods, list_claims or _no_claims), say, sleep, clock)
     except CanaryError as error:
         raise CanaryError(str(error), result) from error
     except Exception as error:  # pylint: disable=broad-exception-caught
         raise CanaryError(unreachable_problem(params["url"], error), result) from error
 
 
-def _run_pipeline(project, result, params, list_pods, say, sleep, clock):
+def _run_pipeline(project, result, params, listers, say, sleep, clock):
     """Create the pipeline, watch its jobs, read their traces; fills in ``result`` as it goes."""
     ref, project_name = params["ref"], str(params["project"])
     pipeline = _call(lambda: project.pipelines.create({"ref": ref}, **_ONCE), "creating a pipeline", params)
     result["pipeline"] = {"id": pipeline.attributes["id"], "web_url": pipeline.attributes.get("web_url"),
                           "status": pipeline.attributes.get("status")}
     say("pipeline %s on %s@%s: %s" % (pipeline.attributes["id"], project_name, ref, pipeline.attributes.get("web_url")))
-    jobs = _watch(project, pipeline, params, list_pods, say, sleep, clock)
+    jobs = _watch(project, pipeline, params, listers, say, sleep, clock)
     result["pipeline"]["status"] = _call(lambda: project.pipelines.get(pipeline.attributes["id"]),
                                          "reading the pipeline", params).attributes.get("status")
     for job in jobs.values():
@@ -260,8 +293,12 @@ def _current_file(project, ref, params):
         raise CanaryError(unreachable_problem(params["url"], error))
 
 
-def _watch(project, pipeline, params, list_pods, say, sleep, clock):
-    """Poll the pipeline's jobs until each ended or the canary gave up on it; the jobs by name."""
+def _watch(project, pipeline, params, listers, say, sleep, clock):
+    """Poll the pipeline's jobs until each ended or the canary gave up on it; the jobs by name.
+
+    ``listers``: ``(list_pods, list_claims)``, run_canary_pipeline's.
+    """
+    list_pods, list_claims = listers
     queued_at = clock()
     jobs = {}
     last_line, last_said = None, 0.0
@@ -269,6 +306,7 @@ def _watch(project, pipeline, params, list_pods, say, sleep, clock):
         now = clock()
         listed = _call(lambda: pipeline.jobs.list(get_all=True), "listing the pipeline's jobs", params)
         pods = list_pods(project.attributes["id"])
+        claims = list_claims(pods)
         for listed_job in listed:
             attributes = listed_job.attributes
             job = jobs.setdefault(attributes["name"], {
@@ -283,8 +321,8 @@ def _watch(project, pipeline, params, list_pods, say, sleep, clock):
             if job["started_at"] is None and (job["status"] == "running" or job["status"] in FINISHED
                                               and attributes.get("started_at")):
                 job["started_at"] = now
-            # The pod is kept once seen: the runner deletes it when the job ends.
-            job["pod"] = pod_of_job(pods, job["id"]) or job["pod"]
+            # The pod is kept once seen: the runner deletes it when the job ends (and its claim's allocation with it).
+            job["pod"] = latest_pod(pod_of_job(pods, job["id"], claims=claims), job["pod"])
             job["gave_up"] = give_up(job, now, params["pending_timeout"], params["run_timeout"])
         # Said when a job changed state (the durations alone change every poll), and every PROGRESS_EVERY seconds.
         shape = sorted((job["name"], job["status"], job["gave_up"], job["started_at"] is None) for job in jobs.values())
@@ -338,7 +376,13 @@ def _no_pods(_project_id):
     return []
 
 
-def run_module(params, say, check_mode, client=None, list_pods=None, sleep=time.sleep, clock=time.monotonic):
+def _no_claims(_pods):
+    """The claim lister without cluster reads: nothing to read."""
+    return []
+
+
+def run_module(params, say, check_mode, client=None, list_pods=None, sleep=time.sleep, clock=time.monotonic,
+               list_claims=None):
     """The module's result for validated ``params``: ``failed`` and ``msg`` on a CanaryError.
 
     Whatever happens, the token is taken out of every string of the result
@@ -359,12 +403,13 @@ def run_module(params, say, check_mode, client=None, list_pods=None, sleep=time.
     pods_note = ""
     if list_pods is None:
         if params.get("read_pods", True) and not check_mode:
-            list_pods, pods_note = pod_lister(params.get("kubeconfig"), params.get("context"))
+            list_pods, list_claims, pods_note = pod_lister(params.get("kubeconfig"), params.get("context"))
         else:
             list_pods = _no_pods
     try:
         client = client or gitlab_client(params["url"], token)
-        result = run_canary_pipeline(params, client, list_pods, lambda line: say(scrub(line)), check_mode, sleep, clock)
+        result = run_canary_pipeline(params, client, list_pods, lambda line: say(scrub(line)), check_mode, sleep, clock,
+                                     list_claims)
     except CanaryError as error:
         return scrub(dict(failure(str(error), error.made), pods_note=pods_note))
     except Exception as error:  # pylint: disable=broad-exception-caught

@@ -12,7 +12,9 @@ simulation's, not the lane's); ``proved`` (a GPU lane) or ``passed`` (a CPU
 lane, which asks for no device) needs every evidence pattern of the lane's
 check matched by a line of the trace of a job that succeeded, and, as for
 the canary Job, the trace and the job pod's node showing exactly what the
-lane promises (exact_proof.py).
+lane promises (exact_proof.py). A DRA pool's job also says what its pod's
+claims were allocated (``claims``, as the module read them while it ran),
+which the exact proof checks too.
 """
 
 from __future__ import annotations
@@ -20,12 +22,17 @@ from __future__ import annotations
 import re
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.checks import NEGATIVE_CONTROL, NO_GPU, evidence_patterns
-from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.exact_proof import exact_proof_problem, what_was_seen
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.exact_proof import (
+    allocation_proof,
+    exact_proof_problem,
+    what_was_seen,
+)
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.ci_snippets import (
     NEGATIVE_CONTROL_JOB,
     gitlab_job_name,
     negative_control_pool,
 )
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.dra import DRA
 
 # How much of a failed job's trace a result quotes.
 OUTPUT_LINES = 20
@@ -53,6 +60,9 @@ def judge_gitlab_job(lane, pool, gitlab, context):
         "started_at": job.get("started"),
         "finished_at": job.get("finished"),
     })
+    if lane.get("gpu_allocation") == DRA:
+        # What the cluster allocated to the job pod's claim; a device-plugin job's entry has no such key.
+        entry["claims"] = [dict(claim) for claim in pod.get("claims") or []]
     patterns = evidence_patterns(context["checks"][lane["check"]], lane)
     lines = [str(line) for line in job.get("trace") or []]
     entry["result"], entry["reason"] = _verdict(lane, entry, job, gitlab, lines, context)
@@ -90,14 +100,16 @@ def _verdict(lane, entry, job, gitlab, lines, context):
                                   % (entry["node"], job["id"]))
     check = context["checks"][lane["check"]]
     missing = [p for p in evidence_patterns(check, lane) if not any(re.search(p, line) for line in lines)]
+    claims = entry.get("claims")  # None but on a DRA lane
     if missing:
-        seen = what_was_seen(lane, lines, entry["node"], context["node_labels"])
+        seen = what_was_seen(lane, lines, entry["node"], context["node_labels"], claims)
         return "failed", "job %s succeeded but its trace has no evidence (no line matches %s)%s" % (
             job["id"], ", ".join(missing), "; " + seen if seen else "")
-    problem = exact_proof_problem(lane, lines, entry["node"], context["node_labels"])
+    problem = exact_proof_problem(lane, lines, entry["node"], context["node_labels"], claims)
     if problem:
         return "failed", "job %s succeeded but is %s" % (job["id"], problem)
-    return "passed" if lane["gpu_access"] == NO_GPU else "proved", "%s (GitLab job %s)" % (check["proof"], job["id"])
+    return "passed" if lane["gpu_access"] == NO_GPU else "proved", "%s%s (GitLab job %s)" % (
+        check["proof"], allocation_proof(lane, claims), job["id"])
 
 
 def judge_negative_control(lanes, gitlab, context):

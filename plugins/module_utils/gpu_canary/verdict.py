@@ -19,7 +19,9 @@ whose GPUs are simulated, once its container ran (its output is quoted); and
 ``proved`` needs every evidence pattern of the lane's check matched by a line
 of the log of a container on a real node, and that log and node showing
 exactly what the lane promises: its class's GPU, as many as its ``gpus`` (one
-MIG device of its profile), on a node of its class (exact_proof.py).
+MIG device of its profile), on a node of its class (exact_proof.py); on a
+DRA lane also the devices allocated to its pod's claim, from that node's
+pool, as the ResourceClaims read while the pod ran say (``claims``).
 """
 
 from __future__ import annotations
@@ -38,7 +40,12 @@ from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.checks im
     NO_GPU,
     evidence_patterns,
 )
-from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.exact_proof import exact_proof_problem, what_was_seen
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.claims import pod_claims
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.exact_proof import (
+    allocation_proof,
+    exact_proof_problem,
+    what_was_seen,
+)
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.lanes import (
     KWOK_ANNOTATION,
     SIMULATED_GPU_LABEL,
@@ -52,6 +59,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.gitlab_ve
     negative_control_part,
 )
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.progress import job_finish
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.dra import DRA
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s.objects import metadata, object_name
 from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import (
     ValidationError,
@@ -67,7 +75,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.common.validation im
 )
 
 INPUT_KEYS = frozenset((
-    "lanes", "jobs", "pods", "logs", "events", "nodes", "checks", "context_pattern", "job_timeout",
+    "lanes", "jobs", "pods", "logs", "events", "nodes", "claims", "checks", "context_pattern", "job_timeout",
     "checked_at", "now", "gitlab", "gitlab_job_timeout",
 ))
 RESULTS = ("proved", "scheduled-only", "failed")
@@ -91,7 +99,9 @@ def canary_verdict(spec, path="verdict"):
     both canary_checks' own unless given, ``job_timeout`` (seconds, for the reason of
     an unfinished Job), ``checked_at`` (when the node checks ran: the start
     of a lane without a Job) and optionally ``now`` (the end of a lane whose
-    Job did not finish; default the current UTC time).
+    Job did not finish; default the current UTC time). ``claims`` are the
+    ResourceClaims read while the DRA lanes' canary pods ran (their
+    allocation is gone once a pod is done).
     """
     require_mapping(spec, path)
     reject_unknown_keys(spec, INPUT_KEYS, path)
@@ -103,6 +113,7 @@ def canary_verdict(spec, path="verdict"):
     logs = object_list(spec.get("logs"), child(path, "logs"))
     events = object_list(spec.get("events"), child(path, "events"))
     nodes = object_list(spec.get("nodes"), child(path, "nodes"))
+    claims = object_list(spec.get("claims"), child(path, "claims"))
     checks = _checks(spec.get("checks", CHECKS), lanes, path)
     context_pattern = _pattern(spec.get("context_pattern", CONTEXT_PATTERN) or "", child(path, "context_pattern"))
     job_timeout = check_int(spec.get("job_timeout"), child(path, "job_timeout"), minimum=1)
@@ -115,7 +126,7 @@ def canary_verdict(spec, path="verdict"):
     table = node_table(lanes, pods, nodes, _gitlab_landed(lanes, gitlab))
     simulated = set(row["name"] for row in table if row["simulated"])
     context = {
-        "jobs": jobs, "pods": pods, "logs": logs, "events": events, "checks": checks,
+        "jobs": jobs, "pods": pods, "logs": logs, "events": events, "claims": claims, "checks": checks,
         "context_patterns": [context_pattern] if context_pattern else [],
         "job_timeout": job_timeout, "checked_at": checked_at, "now": now,
         "simulated": simulated, "simulated_gpus": set(row["name"] for row in table if row["gpus_simulated"]),
@@ -167,6 +178,8 @@ def judge_gitlab_lane(lane, gitlab, context, control):
     if not by_job and gitlab_jobs:
         # The lane's node, times and evidence are its first GitLab job's.
         first = next((entry for entry in gitlab_jobs if entry["node"]), gitlab_jobs[0])
+        if "claims" in first:
+            result["claims"] = list(first["claims"])
         result.update(node=first["node"], node_simulated=first["node_simulated"],
                       node_gpus_simulated=bool(first["node"]) and first["node"] in context["simulated_gpus"]
                       and lane["gpu_access"] != "none",
@@ -177,8 +190,13 @@ def judge_gitlab_lane(lane, gitlab, context, control):
 
 
 def _lane_fields(lane, context):
-    """The report's fields that the lane itself gives, with the times of a lane that ran nothing."""
-    return {
+    """The report's fields that the lane itself gives, with the times of a lane that ran nothing.
+
+    A DRA lane also says so (``gpu_allocation``), what its pods claim
+    (``claim``) and what was allocated (``claims``, none until a job's pod
+    was seen); a device-plugin lane has none of these fields.
+    """
+    fields = {
         "name": lane["name"], "gpu_class": lane["gpu_class"], "gpu_access": lane["gpu_access"],
         "request": lane["request_text"], "resource": lane.get("resource"), "count": lane["count"],
         "mig_profile": lane.get("mig_profile"),
@@ -186,6 +204,16 @@ def _lane_fields(lane, context):
                    "arc_scale_sets": [s["name"] for s in lane.get("arc_scale_sets") or []]},
         "started_at": context["checked_at"], "finished_at": context["now"],
     }
+    if _is_dra(lane):
+        claim = lane.get("claim") or {}
+        fields.update(gpu_allocation=DRA, claim={"device_class": claim.get("device_class"),
+                                                 "selectors": list(claim.get("selectors") or []),
+                                                 "count": claim.get("count")}, claims=[])
+    return fields
+
+
+def _is_dra(lane):
+    return lane.get("gpu_allocation") == DRA
 
 
 def _without_job(lane, context):
@@ -221,6 +249,8 @@ class JobRun:
     finish: dict
     lines: Optional[list]
     log_problem: str
+    # What was allocated to the pod's claims (gpu_canary/claims.py), from the claims read while it ran.
+    claims: list
 
     @classmethod
     def recorded(cls, job_name, context):
@@ -232,7 +262,7 @@ class JobRun:
         return cls(job, pod, str((pod.get("spec") or {}).get("nodeName") or ""),
                    _first(c for c in _status(pod).get("containerStatuses") or [] if c.get("name") == CONTAINER),
                    job_finish(job), [str(line) for line in lines] if isinstance(lines, list) else None,
-                   str(log.get("msg") or "no log"))
+                   str(log.get("msg") or "no log"), pod_claims(pod, context["claims"]))
 
 
 def judge_lane(lane, context):
@@ -246,7 +276,10 @@ def judge_lane(lane, context):
         # A container on a real node ran and failed (or had no GPU to use): quote what it said.
         evidence = _output(run.lines, quoted, run.container)
     times = _status(run.job)
-    return dict(_lane_fields(lane, context), node=run.node or None, node_simulated=simulated,
+    fields = _lane_fields(lane, context)
+    if _is_dra(lane):
+        fields["claims"] = list(run.claims)
+    return dict(fields, node=run.node or None, node_simulated=simulated,
                 node_gpus_simulated=gpus_simulated, result=result, reason=reason, evidence=evidence,
                 job=lane["job_name"] if lane["node_check"]["ok"] else None,
                 started_at=str(times.get("startTime") or context["checked_at"]),
@@ -278,13 +311,14 @@ def _verdict(lane, run, context):
     if run.lines is None:
         return "scheduled-only", "log cannot be read: %s" % run.log_problem
     check = context["checks"][lane["check"]]
+    claims = run.claims if _is_dra(lane) else None
     missing = [p for p in evidence_patterns(check, lane) if not any(re.search(p, line) for line in run.lines)]
     if missing:
-        seen = what_was_seen(lane, run.lines, run.node, context["node_labels"])
+        seen = what_was_seen(lane, run.lines, run.node, context["node_labels"], claims)
         return "failed", "no GPU evidence in the log (no line matches %s)%s" % (", ".join(missing),
                                                                                 "; " + seen if seen else "")
-    problem = exact_proof_problem(lane, run.lines, run.node, context["node_labels"])
-    return ("failed", problem) if problem else ("proved", check["proof"])
+    problem = exact_proof_problem(lane, run.lines, run.node, context["node_labels"], claims)
+    return ("failed", problem) if problem else ("proved", check["proof"] + allocation_proof(lane, claims))
 
 
 def _unfinished(run, context):
