@@ -10,11 +10,13 @@ server holds, and let the real scheduler place them.
 from __future__ import annotations
 
 import copy
+import subprocess
+import time
 
 import yaml
 from kubernetes.client.rest import ApiException
 
-from helpers import Cluster, decode_helm_record
+from helpers import Cluster, decode_helm_record, kubectl_binary
 
 PREFIX = "arc-runners-it"
 CONTROLLER_NAMESPACE = f"{PREFIX}-system"
@@ -27,9 +29,14 @@ ARS = (f"{ARC_GROUP}/v1alpha1", "AutoscalingRunnerSet")
 ARC_CRDS = tuple(f"{plural}.{ARC_GROUP}" for plural in
                  ("autoscalingrunnersets", "autoscalinglisteners", "ephemeralrunnersets", "ephemeralrunners"))
 OURS = "app.kubernetes.io/part-of=gpuci-runners"
+RESOURCE_API = "resource.k8s.io/v1"
+# The DeviceClasses of NVIDIA's DRA driver chart, by the device type each selects.
+DEVICE_CLASSES = {"gpu.nvidia.com": "gpu", "mig.nvidia.com": "mig"}
+# Made by the tests only where the testbed has none, and removed by them again.
+TEST_LABEL = "gpuci.runners/test=arc-runners-dra"
 NAMESPACED_KINDS = (("v1", "Secret"), ("v1", "ConfigMap"), ("v1", "ServiceAccount"), ("v1", "Pod"),
                     ("apps/v1", "Deployment"), ("rbac.authorization.k8s.io/v1", "Role"),
-                    ("rbac.authorization.k8s.io/v1", "RoleBinding"))
+                    ("rbac.authorization.k8s.io/v1", "RoleBinding"), (RESOURCE_API, "ResourceClaimTemplate"))
 CLUSTER_KINDS = (("rbac.authorization.k8s.io/v1", "ClusterRole"), ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"))
 # The k8s hook names the job container "job"; a hook template addresses it as "$job".
 JOB_CONTAINER = "job"
@@ -209,3 +216,46 @@ def delete_runtime_class(cluster: Cluster, name: str = "nvidia") -> None:
     except ApiException as err:
         if err.status != 404:
             raise
+
+
+def claim_templates(cluster: Cluster) -> list[dict]:
+    """Every ResourceClaimTemplate of ours (the collection's labels), wherever it is."""
+    return cluster.list(RESOURCE_API, "ResourceClaimTemplate", label_selector=OURS)
+
+
+def ensure_device_classes(cluster: Cluster) -> list[str]:
+    """The DeviceClasses of NVIDIA's DRA driver, made with kubectl where the testbed lacks them (as the driver's
+    chart makes them: a CEL selector on the driver and the device type); returns the names this call made."""
+    missing = [name for name in DEVICE_CLASSES if not cluster.get(RESOURCE_API, "DeviceClass", name)]
+    key, value = TEST_LABEL.split("=")
+    manifests = [{"apiVersion": RESOURCE_API, "kind": "DeviceClass",
+                  "metadata": {"name": name, "labels": {key: value}},
+                  "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com' && "
+                                                                "device.attributes['gpu.nvidia.com'].type == '%s'"
+                                                                % DEVICE_CLASSES[name]}}]}}
+                 for name in missing]
+    if manifests:
+        subprocess.run([kubectl_binary(), "--kubeconfig", str(cluster.kubeconfig), "create", "-f", "-"],
+                       input=yaml.safe_dump_all(manifests), text=True, check=True, capture_output=True)
+    return missing
+
+
+def delete_device_classes(cluster: Cluster, names: list[str]) -> None:
+    """Delete those of ``names`` that ensure_device_classes made (its label), none other."""
+    for name in names:
+        found = cluster.get(RESOURCE_API, "DeviceClass", name)
+        key, value = TEST_LABEL.split("=")
+        if found and (found["metadata"].get("labels") or {}).get(key) == value:
+            cluster.resource(RESOURCE_API, "DeviceClass").delete(name=name)
+
+
+def delete_namespace(cluster: Cluster, name: str, timeout: float = 120) -> None:
+    """Delete a namespace the test made and wait until it is gone."""
+    try:
+        cluster.core.delete_namespace(name)
+    except ApiException as err:
+        if err.status != 404:
+            raise
+    deadline = time.monotonic() + timeout
+    while cluster.get("v1", "Namespace", name) and time.monotonic() < deadline:
+        time.sleep(1)

@@ -34,10 +34,15 @@ from arc_runners_support import (
     NAMESPACES,
     OURS,
     PREFIX,
+    RESOURCE_API,
     RUNNERS_NAMESPACE,
     arc_crds,
+    claim_templates,
+    delete_device_classes,
+    delete_namespace,
     delete_pods,
     delete_runtime_class,
+    ensure_device_classes,
     ensure_runtime_class,
     gpu_requests,
     helm_releases,
@@ -431,3 +436,93 @@ def test_teardown_leaves_nothing(testbed, playbooks, converged):
     assert not arc_crds(testbed) or kept in " ".join(run.output.split())
     again = playbooks.run(PLAYBOOK, extra_vars=TEARDOWN).assert_ok()
     assert again.changed == 0, again.output[-4000:]
+
+
+# --- DRA: scale sets with gpu_allocation dra --------------------------------
+
+DRA_RUNNER = f"{PREFIX}-dra"
+DRA_K8S = f"{PREFIX}-dra-k8s"
+DRA_SCALE_SETS = [
+    # Container mode none: the runner container claims the GPU.
+    {"name": DRA_RUNNER, "github_config_url": "https://github.com/example-org", "github_token": TOKEN,
+     "gpu_class": "h200", "gpus": 1, "gpu_allocation": "dra", "max_runners": 1},
+    # Kubernetes mode: the job pod claims it (its hook template), the runner pod claims nothing.
+    {"name": DRA_K8S, "namespace": K8S_MODE_NAMESPACE, "github_config_url": "https://github.com/example-org",
+     "github_token": TOKEN, "gpu_class": "h200", "gpus": 2, "gpu_allocation": "dra", "container_mode": "kubernetes",
+     "work_volume_claim": {"size": "10Gi", "storage_class": "standard"}, "max_runners": 1},
+]
+DRA_CONVERGE = {**BASE, "arc_runners_scale_sets": DRA_SCALE_SETS}
+DRA_TEARDOWN = {**DRA_CONVERGE, "arc_runners_state": "absent", "arc_runners_remove_crds": True}
+
+
+def pod_claims(scale_set: str) -> list[dict]:
+    """A pod's resourceClaims naming the scale set's template (gpu/dra.py)."""
+    return [{"name": "gpu", "resourceClaimTemplateName": f"{scale_set}-gpu"}]
+
+
+def test_dra_scale_sets_converge_rerun_and_leave_no_claim_template(testbed, playbooks):
+    """A DRA scale set in container mode none and one in kubernetes mode: one converge, one rerun, one teardown.
+
+    Real here: the API server (Kubernetes 1.34, resource.k8s.io/v1) takes our
+    ResourceClaimTemplates and compiles their CEL selectors, and ARC 0.14.2's
+    AutoscalingRunnerSet CRD keeps the runner pod's resourceClaims and the
+    runner container's resources.claims (a structural schema would prune
+    fields it does not know). Not tested: ARC's controller making runner
+    pods that carry the claims. Its image is not provided to the testbed, so
+    it never runs here; actions/actions-runner-controller#4379 reports a
+    scale set whose runner pods never appeared once its template had claims,
+    which only the real controller can show or rule out.
+
+    The DeviceClasses are the testbed's where it makes them; where it does
+    not yet, this test makes them with kubectl (as NVIDIA's DRA driver chart
+    does) and removes them afterwards. The kubernetes-mode namespace exists
+    before the converge, so teardown keeps it: its template must be deleted
+    by the role, not with a namespace the role made. Placed after the
+    module's teardown: it brings up and removes the controller of its own run.
+    """
+    if any(testbed.get("v1", "Namespace", ns) for ns in NAMESPACES):
+        # An interrupted earlier run, or the module's converge left standing (-k).
+        playbooks.run(PLAYBOOK, extra_vars=TEARDOWN).assert_ok()
+    testbed.core.create_namespace({"metadata": {"name": K8S_MODE_NAMESPACE}})
+    made = ensure_device_classes(testbed)
+    try:
+        first = playbooks.run(PLAYBOOK, extra_vars=DRA_CONVERGE).assert_ok()
+        assert first.changed > 0
+
+        templates = {(t["metadata"]["namespace"], t["metadata"]["name"]): t for t in claim_templates(testbed)}
+        assert sorted(templates) == sorted([(K8S_MODE_NAMESPACE, f"{DRA_K8S}-gpu"),
+                                            (RUNNERS_NAMESPACE, f"{DRA_RUNNER}-gpu")])
+        (request,) = templates[(K8S_MODE_NAMESPACE, f"{DRA_K8S}-gpu")]["spec"]["spec"]["devices"]["requests"]
+        assert request["exactly"]["deviceClassName"] == "gpu.nvidia.com" and request["exactly"]["count"] == 2
+        assert request["exactly"]["selectors"][0]["cel"]["expression"].endswith('== "NVIDIA-H200"')
+        assert templates[(RUNNERS_NAMESPACE, f"{DRA_RUNNER}-gpu")]["metadata"]["labels"][
+            "gpuci.runners/arc-scale-set"] == DRA_RUNNER
+
+        # What the API server kept of the runner sets (ARC 0.14.2's CRD schema).
+        runner_spec = testbed.get(*ARS, DRA_RUNNER, RUNNERS_NAMESPACE)["spec"]["template"]["spec"]
+        assert runner_spec["resourceClaims"] == pod_claims(DRA_RUNNER)
+        runner = next(c for c in runner_spec["containers"] if c["name"] == "runner")
+        assert runner["resources"]["claims"] == [{"name": "gpu"}]
+        assert gpu_requests({"spec": runner_spec}) == {}, "a DRA runner must not ask the device plugin too"
+        k8s_spec = testbed.get(*ARS, DRA_K8S, K8S_MODE_NAMESPACE)["spec"]["template"]["spec"]
+        assert "resourceClaims" not in k8s_spec
+        assert all("claims" not in (c.get("resources") or {}) for c in k8s_spec["containers"])
+        hook = testbed.core.read_namespaced_config_map(f"{DRA_K8S}-hook-template", K8S_MODE_NAMESPACE)
+        job_spec = yaml.safe_load(hook.data["job-template.yaml"])["spec"]
+        assert job_spec["resourceClaims"] == pod_claims(DRA_K8S)
+        # The job pod the hook would make is one the API server takes, claim included (dry run: not placed).
+        pod = job_pod(hook.data["job-template.yaml"], f"{DRA_K8S}-job", K8S_MODE_NAMESPACE)
+        testbed.core.create_namespaced_pod(K8S_MODE_NAMESPACE, pod, dry_run="All")
+
+        second = playbooks.run(PLAYBOOK, extra_vars=DRA_CONVERGE).assert_ok()
+        assert second.changed == 0, f"the second run changed something:\n{second.output[-5000:]}"
+    finally:
+        teardown = playbooks.run(PLAYBOOK, extra_vars=DRA_TEARDOWN)
+        delete_device_classes(testbed, made)
+        left = claim_templates(testbed) + testbed.list(RESOURCE_API, "ResourceClaimTemplate", K8S_MODE_NAMESPACE)
+        # The kept namespace holds what Kubernetes makes in every namespace (its default ServiceAccount, ...).
+        kept = sorted(key for key in role_objects(testbed) if K8S_MODE_NAMESPACE not in key[1:])
+        delete_namespace(testbed, K8S_MODE_NAMESPACE)
+    teardown.assert_ok()
+    assert left == [], "teardown left a ResourceClaimTemplate"
+    assert kept == [], f"left behind: {kept}"
