@@ -198,6 +198,8 @@ def test_dra_converge_idempotent_and_teardown(testbed, playbooks, operator_slot)
     assert not our_leftovers(testbed), "a previous run left objects behind"
     torn_down = False
     try:
+        check = playbooks.run(PLAYBOOK, extra_vars=extra, check=True).assert_ok()
+        assert check.changed > 0 and gpu_clusters(testbed) == [], "check mode must make nothing"
         first = playbooks.run(PLAYBOOK, extra_vars=extra).assert_ok()
         assert first.changed > 0
         second = playbooks.run(PLAYBOOK, extra_vars=extra).assert_ok()
