@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import tomllib
 import uuid
 
@@ -142,8 +143,15 @@ def proof(playbooks, gpu_mode, proof_class, tmp_path_factory):
 
 
 def _gpu_lane(proof):
-    """The proof's GPU lane (in GitLab mode the cpu-control pool has a lane of its own: cpu)."""
-    (lane,) = [lane for lane in proof["lanes"] if lane["gpu_access"] != "none"]
+    """The proof's device-plugin GPU lane (in GitLab mode the cpu-control pool has a lane of its own: cpu)."""
+    (lane,) = [lane for lane in proof["lanes"]
+               if lane["gpu_access"] != "none" and lane.get("gpu_allocation", "device_plugin") == "device_plugin"]
+    return lane
+
+
+def _dra_lane(proof):
+    """The lane of the pool that asks for the same GPU through DRA (inventories/gpu-proof: <class>-dra)."""
+    (lane,) = [lane for lane in proof["lanes"] if lane.get("gpu_allocation") == "dra"]
     return lane
 
 
@@ -225,3 +233,58 @@ def test_negative_control_script_refuses(proof, layout):
                           env={**os.environ, "GPUCI_TESTBED_STATE": str(layout.state)})
     assert done.returncode == 0, done.stdout + done.stderr
     assert "negative control: refused" in done.stdout
+
+
+# --- the same GPU through Dynamic Resource Allocation: the DRA pool's GitLab job, through the real runner ---------
+
+DRA_CLAIM = {"name": "gpu", "driver": gpu.DRA_DRIVER, "pool": REAL_NODE, "device": "gpu-0"}
+JOBS_NAMESPACE = "gitlab-runner-jobs"
+
+
+def _dra_job(proof, proof_class):
+    lane = _dra_lane(proof)
+    return next(job for job in lane["gitlab_jobs"] if job["pool"] == f"{proof_class}-dra")
+
+
+def test_the_dra_pools_job_got_real_0s_device_through_its_claim(proof, proof_class):
+    """The real runner built the job pod from the role's config.toml; the real scheduler allocated its claim from
+    the slice our DRA plugin STAND-IN publishes for real-0; no device plugin resource, no runtime class."""
+    lane = _dra_lane(proof)
+    assert lane["gpu_class"] == proof_class and lane["serves"]["gitlab_pools"] == [f"{proof_class}-dra"], lane
+    job = _dra_job(proof, proof_class)
+    assert job["runner"] and job["runner"]["description"] == f"{proof_class}-dra", job
+    assert (job["node"], job["node_simulated"]) == (REAL_NODE, False), job
+    assert job["runtime_class"] is None and job["device_limits"] == {}, job
+    (claim,) = job["claims"]
+    assert {key: claim[key] for key in DRA_CLAIM} == DRA_CLAIM, claim
+    assert claim["claim"], claim
+
+
+def test_the_dra_jobs_build_container_ran_with_the_device_and_its_trace_reached_gitlab(proof, gpu_mode, proof_class):
+    job = _dra_job(proof, proof_class)
+    if gpu_mode == "fake":
+        # The device came by CDI alone (containerd injected the spec's device): the stand-in nvidia-smi ran.
+        assert "stand-in nvidia-smi: no GPU here" in job["evidence"], job["evidence"]
+        assert job["result"] == "failed" and _dra_lane(proof)["result"] == "failed", job
+    else:
+        assert (job["result"], job["status"]) == ("proved", "success"), job
+
+
+def test_no_claim_outlives_its_job_and_the_plugin_released_it(proof, proof_class, testbed, layout):
+    """The claim made for the job pod was prepared by the kubelet through our plugin, unprepared when the pod
+    ended and deleted by the resource claim controller: no claim keeps a GPU past its job."""
+    claim_name = _dra_job(proof, proof_class)["claims"][0]["claim"]
+    deadline = time.monotonic() + 60
+    while testbed.list("resource.k8s.io/v1", "ResourceClaim", JOBS_NAMESPACE) and time.monotonic() < deadline:
+        time.sleep(1)
+    assert testbed.list("resource.k8s.io/v1", "ResourceClaim", JOBS_NAMESPACE) == [], "a claim outlived its job"
+    log = (layout.logs / "dra-plugin.log").read_text()
+    assert f"prepare: claim {JOBS_NAMESPACE}/{claim_name} " in log, log[-3000:]
+    assert f"unprepare: claim {JOBS_NAMESPACE}/{claim_name} " in log, log[-3000:]
+
+
+@pytest.mark.gpu
+def test_the_dra_lane_is_proved(proof, proof_class):
+    lane = _dra_lane(proof)
+    assert lane["result"] == "proved", lane
+    assert any(proof_class.upper() in line for line in lane["evidence"]), lane["evidence"]

@@ -306,7 +306,8 @@ def add_cdi_spec_dir(layout: Layout) -> None:
     path = layout.node_dir / "containerd" / "config.toml"
     config = tomllib.loads(path.read_text())
     runtime = config.setdefault("plugins", {}).setdefault("io.containerd.cri.v1.runtime", {})
-    runtime["enable_cdi"] = True
+    # Not enable_cdi: containerd 2.x has CDI on by default, and the container_toolkit role refuses a file
+    # that sets it where its own cdi_enabled is false (module nvidia_ctk_config).
     runtime["cdi_spec_dirs"] = [str(cdi_dir(layout))]
     path.write_text(tomli_w.dumps(config))
 
