@@ -84,6 +84,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.gpu.dra_pools import
     CLAIM_TEMPLATE_KIND,
     claim_templates,
     device_class_needs,
+    dra_reads,
     entry_claims,
 )
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s.reads import read
@@ -248,7 +249,7 @@ def arc_runners_plan(settings, gpu_classes=None):
         "pod_monitors": _pod_monitors(settings, controller),
         "monitors": _monitors(settings, controller),
         "monitor_selectors": label_selectors(MONITOR_LABELS),
-        "reads": _reads(record_selectors) + named_secrets + _monitor_reads(settings, controller) + _dra_reads(claims),
+        "reads": _reads(record_selectors) + named_secrets + _monitor_reads(settings, controller) + dra_reads(GROUP, claims),
         "readback_reads": [read(GROUP, "runner_sets", "AutoscalingRunnerSet", RUNNER_SET_API)] + named_secrets,
         "problems": (_problems(settings, wanted, wanted or bool(scale_sets), charts) + _monitoring_problems(settings))
         if role_present else [],
@@ -348,19 +349,6 @@ def _reads(record_selectors):
         # (pending_changes' crds_from): reading the CRD meant fetching and
         # decoding its 600 KB schema on every run.
         read(GROUP, "runner_sets", "AutoscalingRunnerSet", RUNNER_SET_API),
-    ]
-
-
-def _dra_reads(claims):
-    """What DRA scale sets need of the cluster: its DeviceClasses, and the nodes and slices that say where a GPU
-    is handed out twice (gpu/dra_pools.py). Read only when a scale set asks for DRA."""
-    if not claims:
-        return []
-    return [
-        read(GROUP, "device_classes", "DeviceClass", RESOURCE_API_VERSION, hidden_fields=["spec"]),
-        read(GROUP, "resource_slices", "ResourceSlice", RESOURCE_API_VERSION, hidden_fields=["spec.devices"]),
-        read(GROUP, "nodes", "Node", hidden_fields=["spec", "metadata.labels", "metadata.annotations",
-                                                   "status.conditions", "status.images", "status.nodeInfo"]),
     ]
 
 

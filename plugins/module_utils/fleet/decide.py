@@ -24,6 +24,10 @@ label and read back:
   token Secrets as the inventory gives them
   (``gitlab_runner/token_secrets.py``), and the Secrets of the runners the
   role creates in GitLab (``created_secrets``, still without their token);
+  DRA pools' claim templates are among those objects (refused before any
+  change on a cluster without resource.k8s.io/v1 or their DeviceClass,
+  gpu/dra_pools.py; a template no pool asks for any more goes:
+  ``stale_claim_templates``);
   its releases make the chart's PodMonitor or not, as
   ``gitlab_runner_pod_monitors`` and the cluster's PodMonitor CRD decide
   (``gitlab_runner/plan.py`` ``pod_monitor_releases``), which refuses
@@ -32,9 +36,11 @@ label and read back:
   credentials Secrets (``arc_runners/credential_secrets.py``) and the
   PodMonitors of the controller and listeners where wanted
   (``arc_runners/plan.py`` ``monitor_changes``, which refuses
-  ``arc_runners_pod_monitors: on`` without the CRD), and what pruning
+  ``arc_runners_pod_monitors: on`` without the CRD) and the DRA scale
+  sets' claim templates (refused as GitLab's are), and what pruning
   removes (``arc_runners/removals.py``; ``stale_monitors``: our PodMonitors
-  no longer wanted).
+  no longer wanted; ``stale_claim_templates``: templates no present scale
+  set asks for).
 
 Which roles decide, and which of their steps run, is ``steps``
 (``fleet/steps.py``: the run's --tags, by Ansible's own rule): ``decide``,
@@ -53,7 +59,10 @@ from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.credenti
     arc_runners_credential_secrets,
 )
 from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.plan import monitor_changes
-from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.removals import arc_runners_removals
+from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.removals import (
+    arc_runners_removals,
+    arc_runners_stale_claim_templates,
+)
 from ansible_collections.gpuci.runners.plugins.module_utils.gitlab_runner.plan import pod_monitor_releases
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.dra_pools import (
     cluster_refusal,
@@ -204,11 +213,6 @@ def _pool_objects(found):
 def arc_runners_decision(plan, found, scale_sets, check_mode):
     """ARC's ``{pending, removals, stale_monitors, stale_claim_templates}``; ``scale_sets`` as the inventory wrote
     them (their credentials)."""
-    # Imported here, not with the others: this function is the only part of this file the ARC side edits.
-    from ansible_collections.gpuci.runners.plugins.module_utils.arc_runners.removals import (  # pylint: disable=import-outside-toplevel
-        arc_runners_stale_claim_templates,
-    )
-
     controller = [plan["controller"]] if plan["controller"] else []
     refused = {"pending": {}, "removals": {}, "stale_monitors": [], "stale_claim_templates": [], "changes": [],
                "notes": []}

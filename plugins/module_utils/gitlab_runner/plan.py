@@ -75,6 +75,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.gpu.dra_pools import
     CLAIM_TEMPLATE_KIND,
     claim_templates,
     device_class_needs,
+    dra_reads,
     entry_claims,
 )
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s.reads import AVAILABLE, read
@@ -188,7 +189,7 @@ def gitlab_runner_plan(settings, gpu_classes=None):
                                                settings.get("gitlab_runner_extra_values"))},
         "pod_monitors": _pod_monitors(settings),
         "reads": _reads(settings, labels, selector, record_selectors) + _monitor_reads(settings, releases)
-        + _dra_reads(claims),
+        + dra_reads(GROUP, claims),
         "readback_reads": _readback_reads(settings, selector) if releases else [],
         "problems": [],
     }
@@ -219,19 +220,6 @@ def _reads(settings, labels, selector, record_selectors):
         # The managers' names and status; their pod spec is the chart's (a third of the read).
         read(GROUP, "managers", "Deployment", "apps/v1", namespace=namespace, label_selectors=[selector],
              hidden_fields=["spec"]),
-    ]
-
-
-def _dra_reads(claims):
-    """What DRA pools need of the cluster: its DeviceClasses, and the nodes and slices that say where a GPU is
-    handed out twice (gpu/dra_pools.py). Read only when a pool asks for DRA."""
-    if not claims:
-        return []
-    return [
-        read(GROUP, "device_classes", "DeviceClass", RESOURCE_API_VERSION, hidden_fields=["spec"]),
-        read(GROUP, "resource_slices", "ResourceSlice", RESOURCE_API_VERSION, hidden_fields=["spec.devices"]),
-        read(GROUP, "nodes", "Node", hidden_fields=["spec", "metadata.labels", "metadata.annotations",
-                                                   "status.conditions", "status.images", "status.nodeInfo"]),
     ]
 
 

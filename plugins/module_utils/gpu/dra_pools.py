@@ -27,6 +27,7 @@ from ansible_collections.gpuci.runners.plugins.module_utils.gpu.dra import (
 )
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.nodes import advertises
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.request import resolve_gpu_request
+from ansible_collections.gpuci.runners.plugins.module_utils.k8s.reads import read
 from ansible_collections.gpuci.runners.plugins.module_utils.common.validation import named_item
 
 CLAIM_TEMPLATE_KIND = "ResourceClaimTemplate"
@@ -52,6 +53,20 @@ def claim_templates(claims, labels_of):
     """The ResourceClaimTemplate of each of ``claims`` (entry_claims'); ``labels_of(entry)``: its objects' labels."""
     return [claim_template(claim, claim_template_name(entry["name"]), entry["namespace"], labels_of(entry))
             for entry, claim in claims]
+
+
+def dra_reads(group, claims):
+    """What DRA entries need of the cluster, as k8s_reads takes it (answers under ``group``): its DeviceClasses
+    (cluster_refusal), and the nodes and slices that say where a GPU is handed out twice (doubly_allocated_nodes).
+    Read only when an entry asks for DRA; only what those checks use is kept."""
+    if not claims:
+        return []
+    return [
+        read(group, "device_classes", "DeviceClass", RESOURCE_API_VERSION, hidden_fields=["spec"]),
+        read(group, "resource_slices", "ResourceSlice", RESOURCE_API_VERSION, hidden_fields=["spec.devices"]),
+        read(group, "nodes", "Node", hidden_fields=["spec", "metadata.labels", "metadata.annotations",
+                                                   "status.conditions", "status.images", "status.nodeInfo"]),
+    ]
 
 
 def device_class_needs(claims):
