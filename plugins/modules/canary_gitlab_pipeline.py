@@ -149,7 +149,9 @@ jobs:
   description:
     - The pipeline's jobs by name, each with C(id), C(status), C(tags), C(web_url), C(failure_reason), C(runner)
       (C(id), C(description)), C(gave_up) (C(pending), C(running) or empty), C(canceled), C(pod) (C(name),
-      C(namespace), C(node), C(phase), or null when never seen) and C(trace) (its last lines, without colours).
+      C(namespace), C(node), C(phase) and, for a pod that claims its GPU through DRA, C(claims), each claim's
+      C(name), C(claim), C(driver), C(pool) and C(device) as its status said while the job ran; or null when
+      never seen) and C(trace) (its last lines, without colours).
   returned: success
   type: dict
 progress:
