@@ -143,7 +143,7 @@ def stop_everything(layout: Layout) -> list[str]:
     if layout.real_node and processes.is_running(layout, "kubelet"):
         node.drain(layout)
     stopped = []
-    # GPU mode's DRA plugin goes before the kubelet it registered with (processes.STOP_ORDER lacks it).
+    # GPU mode's DRA plugin goes before the kubelet it registered with (as in processes.STOP_ORDER).
     for name in ("watchdog", "dra-plugin", "kubelet"):
         if processes.stop(layout, name):
             stopped.append(name)
