@@ -15,8 +15,8 @@ from .layout import TOOLS_DIR, Layout
 
 # Stop order: the reverse of start order, the watchdog first, the real node's
 # processes before the control plane they talk to.
-STOP_ORDER = ("watchdog", "prometheus", "device-plugin", "dra-plugin", "kubelet", "gitlab-standin", "service-proxy", "containerd", "chart-repo", "kwok", "kube-scheduler",
-              "kube-controller-manager", "kube-apiserver", "etcd")
+STOP_ORDER = ("watchdog", "prometheus", "device-plugin", "dra-plugin", "kubelet", "gitlab-standin", "service-proxy",
+              "containerd", "chart-repo", "kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd")
 
 
 def _pid_file(layout: Layout, name: str) -> Path:
