@@ -125,10 +125,10 @@ def test_a_gpu_count_the_resources_do_not_fill_is_refused():
 def test_device_classes_are_nvidias_two():
     classes = {c["metadata"]["name"]: c for c in dra_slices.device_classes()}
     assert set(classes) == set(dra.DEVICE_CLASSES)
-    assert classes["gpu.nvidia.com"]["spec"]["selectors"] == [{"cel": {"expression":
-        "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"}}]
-    assert classes["mig.nvidia.com"]["spec"]["selectors"] == [{"cel": {"expression":
-        "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'"}}]
+    assert classes["gpu.nvidia.com"]["spec"]["selectors"] == [
+        {"cel": {"expression": "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"}}]
+    assert classes["mig.nvidia.com"]["spec"]["selectors"] == [
+        {"cel": {"expression": "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'"}}]
     assert all(c["apiVersion"] == dra.RESOURCE_API_VERSION for c in classes.values())
 
 

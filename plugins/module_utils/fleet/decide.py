@@ -236,7 +236,7 @@ def arc_runners_decision(plan, found, scale_sets, check_mode):
         "steps": ["remove PodMonitor %s/%s" % (monitor["metadata"]["namespace"], monitor["metadata"]["name"])
                   for monitor in stale]
         + ["delete ResourceClaimTemplate %s/%s (no DRA scale set uses it)" % (obj["metadata"]["namespace"],
-                                                                             obj["metadata"]["name"])
+                                                                              obj["metadata"]["name"])
            for obj in stale_templates],
         # The removed scale sets' releases are pending until they are gone.
         "releases": controller + plan["releases"] + plan["removals"], "release_records": found("release_records"),

@@ -65,7 +65,7 @@ def dra_reads(group, claims):
         read(group, "device_classes", "DeviceClass", RESOURCE_API_VERSION, hidden_fields=["spec"]),
         read(group, "resource_slices", "ResourceSlice", RESOURCE_API_VERSION, hidden_fields=["spec.devices"]),
         read(group, "nodes", "Node", hidden_fields=["spec", "metadata.labels", "metadata.annotations",
-                                                   "status.conditions", "status.images", "status.nodeInfo"]),
+                                                    "status.conditions", "status.images", "status.nodeInfo"]),
     ]
 
 
@@ -86,14 +86,14 @@ def cluster_refusal(needs, device_classes, key):
     if not (device_classes or {}).get("api_found", True):
         return ("%s: %s ask for their GPU through DRA (gpu_allocation: dra), but the cluster does not serve %s "
                 "(Kubernetes 1.34 or later); use gpu_allocation: device_plugin there"
-                % (key, ", ".join(name for name, _ in needs), RESOURCE_API_VERSION))
+                % (key, ", ".join(name for name, device_class in needs), RESOURCE_API_VERSION))
     present = set(obj["metadata"]["name"] for obj in (device_classes or {}).get("resources") or [])
     missing = [(name, device_class) for name, device_class in needs if device_class not in present]
     if missing:
         return ("%s: the cluster has no DeviceClass %s, which the claims of %s need: deploy NVIDIA's DRA driver for "
                 "GPUs first (gpu_operator_gpu_allocation: dra, or the driver's own chart)"
-                % (key, ", ".join(sorted(set(device_class for _, device_class in missing))),
-                   ", ".join(name for name, _ in missing)))
+                % (key, ", ".join(sorted(set(device_class for name, device_class in missing))),
+                   ", ".join(name for name, device_class in missing)))
     return ""
 
 

@@ -113,7 +113,7 @@ class Seen:
         if not self.allocated:
             return ", no device allocated to its claim,"
         return ", its claim allocated %s," % ", ".join("device %s of pool %s" % (device, pool)
-                                                      for pool, device in self.allocated)
+                                                       for pool, device in self.allocated)
 
 
 def differences(wanted, seen):

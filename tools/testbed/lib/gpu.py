@@ -198,7 +198,7 @@ def smi_details(driver: Driver) -> dict[str, str]:
         return {}
     found = {}
     for line in done.stdout.splitlines() if done.returncode == 0 else []:
-        key, _, value = line.partition(":")
+        key, colon, value = line.partition(":")
         for wanted, name in (("Product Brand", "brand"), ("Product Architecture", "architecture")):
             if key.strip() == wanted and value.strip() and name not in found:
                 found[name] = value.strip()

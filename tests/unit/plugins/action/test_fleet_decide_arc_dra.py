@@ -91,7 +91,7 @@ def test_the_claim_templates_are_applied_with_the_hook_configmaps():
 
 def test_a_template_in_place_is_not_a_change():
     plan = plan_of(DRA)
-    decision, _ = decide([DRA], claim_templates=plan["claim_templates"])
+    decision, refusals = decide([DRA], claim_templates=plan["claim_templates"])
     assert not [line for line in changes(decision) if "ResourceClaimTemplate" in line]
     assert "ResourceClaimTemplate" not in decision["pending"]["summary"]
 
@@ -108,7 +108,7 @@ def test_a_cluster_without_resource_k8s_io_v1_is_refused_naming_the_scale_sets()
 def test_a_missing_device_class_is_refused_naming_the_class_and_the_scale_set():
     mig = {"name": "mig-dra", "github_config_url": URL, "github_token": "ghp_ARC-DRA-SECRET", "gpu_class": "a100",
            "mig_profile": "1g.10gb", "gpu_allocation": "dra"}
-    _, refusals = decide([DRA, mig], device_classes=[{"metadata": {"name": "gpu.nvidia.com"}}])
+    decision, refusals = decide([DRA, mig], device_classes=[{"metadata": {"name": "gpu.nvidia.com"}}])
     (refusal,) = refusals
     assert refusal.startswith("arc_runners_scale_sets: the cluster has no DeviceClass mig.nvidia.com")
     assert "which the claims of mig-dra need" in refusal
@@ -126,7 +126,7 @@ def test_the_template_of_a_scale_set_back_on_the_device_plugin_is_pruned_and_nam
 
 def test_a_scale_set_that_moved_namespace_leaves_its_old_template_to_pruning():
     moved = dict(DRA, namespace="elsewhere")
-    decision, _ = decide([moved], claim_templates=[found_template("h200-dra-gpu", "arc-runners", "h200-dra")])
+    decision, refusals = decide([moved], claim_templates=[found_template("h200-dra-gpu", "arc-runners", "h200-dra")])
     assert template_names(decision["stale_claim_templates"]) == [("arc-runners", "h200-dra-gpu")]
     assert template_names(decision["pending"]["apply"]) == [("elsewhere", "h200-dra-gpu")]
 
@@ -134,8 +134,8 @@ def test_a_scale_set_that_moved_namespace_leaves_its_old_template_to_pruning():
 def test_templates_of_removed_or_undeclared_scale_sets_are_not_pruned():
     """A removed scale set's template goes with it (scale_sets_absent.yml); an undeclared one's may be in use."""
     gone = dict(DRA, name="gone", state="absent")
-    decision, _ = decide([PLAIN, gone], claim_templates=[found_template("gone-gpu", "arc-runners", "gone"),
-                                                         found_template("other-gpu", "arc-runners", "other")])
+    decision, refusals = decide([PLAIN, gone], claim_templates=[found_template("gone-gpu", "arc-runners", "gone"),
+                                                                found_template("other-gpu", "arc-runners", "other")])
     assert decision["stale_claim_templates"] == []
     # What scale_sets_absent.yml finds the removed one's template by selects the template the plan made.
     (selectors,) = plan_of(PLAIN, gone)["removed_selectors"]
@@ -162,5 +162,5 @@ def test_a_node_with_both_a_device_plugin_and_a_dra_slice_is_noted():
     assert refusals == []
     notes = [note for note in decision["notes"] if "both through the device plugin" in note]
     assert len(notes) == 1 and notes[0].startswith("node gpu-1 ")
-    plain, _ = decide([PLAIN], nodes=nodes, resource_slices=slices)
+    plain, refusals = decide([PLAIN], nodes=nodes, resource_slices=slices)
     assert not [note for note in plain["notes"] if "both through the device plugin" in note]

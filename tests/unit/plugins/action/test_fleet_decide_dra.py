@@ -52,7 +52,7 @@ def test_the_claim_template_is_applied_with_the_pools_objects():
 
 
 def test_a_cluster_without_resource_k8s_io_v1_is_refused_naming_the_pools():
-    _, refusals = decide([POOL, DRA_POOL], device_classes={"api_found": False, "resources": []})
+    decision, refusals = decide([POOL, DRA_POOL], device_classes={"api_found": False, "resources": []})
     (refusal,) = refusals
     assert refusal.startswith("gitlab_runner_pools: h200-dra ask for their GPU through DRA")
     assert "resource.k8s.io/v1" in refusal
@@ -61,7 +61,7 @@ def test_a_cluster_without_resource_k8s_io_v1_is_refused_naming_the_pools():
 def test_a_missing_device_class_is_refused_naming_the_class_and_the_pools():
     mig = {"name": "mig-dra", "gpu_class": "a100", "mig_profile": "1g.10gb", "gpu_allocation": "dra",
            "token": "glrt-MIG-SECRET"}
-    _, refusals = decide([DRA_POOL, mig], device_classes=[{"metadata": {"name": "gpu.nvidia.com"}}])
+    decision, refusals = decide([DRA_POOL, mig], device_classes=[{"metadata": {"name": "gpu.nvidia.com"}}])
     (refusal,) = refusals
     assert "no DeviceClass mig.nvidia.com, which the claims of mig-dra need" in refusal
 
@@ -81,7 +81,7 @@ def test_the_template_of_a_removed_pool_goes_with_the_pool_not_twice():
                                                            "labels": {"gpuci.runners/pool": "gone"}}}
     account = {"kind": "ServiceAccount", "metadata": {"name": "gitlab-runner-gone", "namespace": "gitlab-runner",
                                                       "labels": {"gpuci.runners/pool": "gone"}}}
-    decision, _ = decide([POOL], claim_templates=[found], accounts=[account])
+    decision, refusals = decide([POOL], claim_templates=[found], accounts=[account])
     assert decision["stale_claim_templates"] == []
     assert decision["removals"]["names"] == ["gone"]
     kinds = [read["kind"] for read in decision["removals"]["object_reads"]]

@@ -28,7 +28,7 @@ def test_a_gitlab_dra_pool_claims_for_the_build_container_only():
 
 
 def test_a_gitlab_device_plugin_pool_renders_as_before():
-    _, (patch,) = gitlab_patches({"name": "h200", "gpu_class": "h200"})
+    kubernetes, (patch,) = gitlab_patches({"name": "h200", "gpu_class": "h200"})
     assert patch == {"containers": [{"name": "build", "resources": {
         "requests": {"nvidia.com/gpu": "1"}, "limits": {"nvidia.com/gpu": "1"}}}]}
 

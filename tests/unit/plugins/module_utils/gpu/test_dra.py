@@ -105,7 +105,7 @@ def test_a_mig_device_is_claimed_from_the_mig_class_by_its_profile():
     assert claim.selectors[1] == 'device.attributes["gpu.nvidia.com"].profile == "1g.10gb"'
     read = set().union(*(referenced_attributes(s) for s in claim.selectors))
     assert read == {(DRIVER_NAME, "productName"), (DRIVER_NAME, "profile")}
-    assert {name for _, name in read} <= MIG_ATTRIBUTES
+    assert {name for driver, name in read} <= MIG_ATTRIBUTES
 
 
 def test_the_claim_template_is_one_exact_request_of_the_claim():

@@ -75,7 +75,9 @@ def resource_slice(node, driver="gpu.nvidia.com"):
 SLICES = [resource_slice("real-0"), resource_slice("real-1"), resource_slice("real-a100")]
 
 
-def lanes(pools=DRA_POOLS + DEVICE_PLUGIN_POOLS, **extra):
+def lanes(pools=None, **extra):
+    if pools is None:
+        pools = DRA_POOLS + DEVICE_PLUGIN_POOLS
     spec = {"gitlab_pools": pools, "cpu_lanes": True, "nodes": NODES, "runtime_classes": ["nvidia"],
             "resource_slices": SLICES}
     spec.update(extra)
@@ -389,13 +391,13 @@ def test_the_module_reads_the_claims_its_job_pods_name_while_it_polls():
                                    lambda: next(clock))
     named = [("gitlab-jobs", "runner-abc-project-1-concurrent-1-gpu-q2w4e")]
     assert claims_asked == [[], named, named]  # nothing to read while the pod had no claim yet
-    (job,) = jobs_.values()
+    (job,) = list(jobs_.values())
     assert job["pod"]["phase"] == "Succeeded"
     assert [(c["pool"], c["device"]) for c in job["pod"]["claims"]] == [("real-0", "gpu-0")]
 
 
 def gitlab_report(pool_claims, trace=(H200_ROW,), node="real-0"):
-    chosen = [lane for lane in lanes([DRA_POOLS[0], {"name": "cpu", "tags": ["cpu"]}])]
+    chosen = list(lanes([DRA_POOLS[0], {"name": "cpu", "tags": ["cpu"]}]))
     pod = {"name": "runner-1", "namespace": "gitlab-jobs", "node": node, "phase": "Running", "runtime_class": None,
            "device_limits": {}, "claims": pool_claims}
 

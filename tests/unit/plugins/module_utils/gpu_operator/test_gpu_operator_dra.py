@@ -83,7 +83,9 @@ def test_dra_with_host_drivers_asks_for_no_driver_cr_and_the_charts_dra_driver()
 
 @pytest.mark.parametrize("allocation", [DEVICE_PLUGIN, DRA])
 def test_both_ways_read_every_gpu_cluster_and_the_cluster_policy(allocation):
-    reads = gpu_operator_plan(settings(**dict(DRA_SETTINGS, gpu_operator_gpu_allocation=allocation)))["reads"]
+    overrides = dict(DRA_SETTINGS)
+    overrides["gpu_operator_gpu_allocation"] = allocation
+    reads = gpu_operator_plan(settings(**overrides))["reads"]
     gpu_cluster = next(entry for entry in reads if entry["key"] == "gpu_cluster")
     assert (gpu_cluster["kind"], gpu_cluster["api_version"]) == ("GPUCluster", "nvidia.com/v1alpha1")
     assert "name" not in gpu_cluster, "any GPUCluster counts, whatever its name"
