@@ -40,7 +40,8 @@ from gitlab_runner_support import StandInJobs, trace_text
 from lib import gpu, images
 from lib.images import BASE_IMAGE
 from lib.layout import REAL_NODE, Layout
-from test_gpu_mode import FAKE_AS_H100, PROOF_INVENTORY, proof_class  # noqa: F401 (proof_class: a fixture)
+# proof_class is a fixture: pytest finds it here by name, so the import is used though nothing calls it.
+from test_gpu_mode import FAKE_AS_H100, PROOF_INVENTORY, proof_class  # noqa: F401  pylint: disable=unused-import
 
 JOBS_NS = "gitlab-runner-jobs"
 MANAGER_NS = "gitlab-runner"
