@@ -255,6 +255,7 @@ def test_a_dra_jobs_claim_goes_with_its_pod_when_the_manager_is_lost(gpu_free, d
         # Nobody deletes a pod ended by its deadline (its manager is gone): the module does, after the checks.
         if cluster.get("v1", "Pod", job.pod_name, JOBS_NS) is not None:
             cluster.core.delete_namespaced_pod(job.pod_name, JOBS_NS, grace_period_seconds=0)
+
     # What the fault broke comes back: the Deployment's replacement manager, Ready, serves the pool again.
     def replaced():
         return [p["metadata"]["name"] for p in cluster.list("v1", "Pod", namespace=MANAGER_NS,
