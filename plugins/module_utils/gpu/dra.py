@@ -100,6 +100,12 @@ def device_claim(gpu_class, count, mig_profile=None):
     return DeviceClaim(MIG_DEVICE_CLASS, selectors + [mig_profile_selector(mig_profile)], 1)
 
 
+def nodes_with_slices(slices):
+    """The names of the nodes NVIDIA's DRA driver publishes a ResourceSlice for (its pools are named after them)."""
+    return set(str((item.get("spec") or {}).get("nodeName")) for item in slices or []
+               if (item.get("spec") or {}).get("driver") == NVIDIA_DRA_DRIVER)
+
+
 def claim_template_name(pool_name):
     """The ResourceClaimTemplate of a pool's job pods, in the job namespace."""
     return "%s-gpu" % pool_name

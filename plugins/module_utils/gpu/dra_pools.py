@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.classes import GPU_RESOURCE, merged_classes
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.dra import (
-    NVIDIA_DRA_DRIVER,
     RESOURCE_API_VERSION,
     claim_template,
     claim_template_name,
+    nodes_with_slices,
 )
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.nodes import advertises
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.request import resolve_gpu_request
@@ -99,8 +99,7 @@ def cluster_refusal(needs, device_classes, key):
 
 def doubly_allocated_nodes(nodes, slices):
     """Names of the nodes whose GPUs a device plugin advertises while NVIDIA's DRA driver publishes them too."""
-    dra_nodes = set((item.get("spec") or {}).get("nodeName") for item in slices or []
-                    if (item.get("spec") or {}).get("driver") == NVIDIA_DRA_DRIVER)
+    dra_nodes = nodes_with_slices(slices)
     return sorted(node["metadata"]["name"] for node in nodes or []
                   if node["metadata"]["name"] in dra_nodes and advertises(node, GPU_RESOURCE))
 

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.checks import JOB_PREFIX, NO_GPU, lane_commands
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.classes import GPU_ACCESS_MODES, merged_classes
-from ansible_collections.gpuci.runners.plugins.module_utils.gpu.dra import DRA, NVIDIA_DRA_DRIVER
+from ansible_collections.gpuci.runners.plugins.module_utils.gpu.dra import DRA, NVIDIA_DRA_DRIVER, nodes_with_slices
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.nodes import advertises
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.request import cuda_runtime_class, resolve_gpu_request
 from ansible_collections.gpuci.runners.plugins.module_utils.k8s.objects import metadata, object_name
@@ -357,8 +357,7 @@ def _offer(lane):
 
 def _publishes(slices):
     """A node test: does NVIDIA's DRA driver publish a ResourceSlice for it?"""
-    published = set(str((item.get("spec") or {}).get("nodeName")) for item in slices or []
-                    if (item.get("spec") or {}).get("driver") == NVIDIA_DRA_DRIVER)
+    published = nodes_with_slices(slices)
     return lambda node: object_name(node) in published
 
 
