@@ -29,18 +29,16 @@ from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.progress 
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu_canary.proof_report import proof_report
 from ansible_collections.gpuci.runners.plugins.module_utils.gpu.dra import claim_template_name, device_claim, product_selector
 
+from test_exact_proof import A100_LINE, H200_ROW, MIG_10GB, NOT_A_GPU  # the nvidia-smi lines, as there
+
 REPO = pathlib.Path(__file__).resolve().parents[5]
 ROLE = REPO / "roles" / "gpu_canary"
 SCHEMA = json.loads((ROLE / "files" / "proof-report.schema.json").read_text())
 
 LABELS = {"app.kubernetes.io/component": "gpu-canary", "app.kubernetes.io/part-of": "gpuci-runners"}
 IMAGES = {"cuda": "nvidia/cuda:12.4.1-base-ubuntu22.04", "dri": "ubuntu:24.04"}
-H200_ROW = "NVIDIA H200, 580.159.04, 143771 MiB"
 # tests/standins/fake_driver.py's GPU, which matches no class (docs/gpu-mode.md).
 FAKE_ROW = "gpuci-FAKE-stand-in, 0.0, 0 MiB"
-A100_LINE = "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-5a1c)"
-MIG_10GB = "  MIG 1g.10gb     Device  0: (UUID: MIG-88d2)"
-NOT_A_GPU = "gpu-canary: negative control holds: no /dev/nvidia* or /dev/dri/renderD* device node, no nvidia-smi"
 
 DEVICE_PLUGIN_POOLS = [
     {"name": "h200", "gpu_class": "h200", "gpus": 1, "tags": ["h200"]},
