@@ -26,7 +26,10 @@ Where it differs from kindest/node, each for a reason named in its file:
 - local-path-provisioner (its kind fork is not served either) by a default
   StorageClass without dynamic provisioning (node/default-storage.yaml);
 - containerd restricts oom_score_adj and starts without OOMScoreAdjust, for
-  VMs whose bounding set lacks CAP_SYS_RESOURCE (node/containerd-harness.conf).
+  VMs whose bounding set lacks CAP_SYS_RESOURCE (node/containerd-harness.conf);
+- CoreDNS is built with only the plugins of kubeadm's Corefile
+  (tools/testbed/coredns/main.go): the others' cloud SDKs were minutes of a
+  cold build, and no kind cluster's default Corefile reaches them.
 
 The tag is a hash of the recipe (pinned versions, these files, kind's base
 files), so a changed recipe builds anew and an unchanged one is reused.
@@ -71,6 +74,7 @@ CONTROL_PLANE = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
 ETCD_IMAGE = f"registry.k8s.io/etcd:{ETCD.lstrip('v')}-0"
 COREDNS = pinned("KIND_COREDNS_VERSION")
 COREDNS_IMAGE = f"registry.k8s.io/coredns/coredns:{COREDNS}"
+COREDNS_SOURCES = [TOOLS_DIR / "testbed" / "coredns" / name for name in ("go.mod", "go.sum", "main.go")]
 # kwok in the cluster keeps the scenario's simulated node (GPUCI_KIND_SIMULATE).
 KWOK_IMAGE = f"registry.k8s.io/kwok/kwok:{pinned('KWOK_VERSION')}"
 NETWORK_IMAGE = f"gpuci.local/kind-node-network:{KUBERNETES}"
@@ -96,7 +100,7 @@ def _binaries() -> dict[str, Path]:
              "runc": CACHE / f"runc-{pinned('RUNC_VERSION')}" / "bin" / "runc",
              "etcd": CACHE / f"etcd-{ETCD}" / "bin" / "etcd",
              "kwok": CACHE / f"kwok-{pinned('KWOK_VERSION')}" / "bin" / "kwok",
-             "coredns": KIND_CACHE / f"coredns-{COREDNS}" / "bin" / "coredns",
+             "coredns": coredns_dir() / "bin" / "coredns",
              **{plugin: cni / plugin for plugin in ("bridge", "host-local", "loopback")}}
     missing = [str(path) for path in found.values() if not path.is_file()]
     if missing:
@@ -105,12 +109,19 @@ def _binaries() -> dict[str, Path]:
     return found
 
 
+def coredns_dir() -> Path:
+    """Where build.sh puts our CoreDNS: keyed by a hash of its sources, as build.sh's own_dir keys it."""
+    digest = hashlib.sha256(b"".join(path.read_bytes() for path in COREDNS_SOURCES)).hexdigest()
+    return KIND_CACHE / f"coredns-{digest[:12]}"
+
+
 def reference() -> str:
     recipe = hashlib.sha256()
     for line in (SUITE, MIRROR, *PACKAGES, KUBERNETES, ETCD, KWOK_IMAGE, COREDNS_IMAGE, pinned("KIND_VERSION"),
                  pinned("CONTAINERD_VERSION"), pinned("RUNC_VERSION"), pinned("CNI_PLUGINS_VERSION"), PAUSE_IMAGE):
         recipe.update(line.encode() + b"\n")
-    for path in sorted([*HERE.glob("node/*"), Path(__file__), TOOLS_DIR / "testbed" / "oci_image.py"]):
+    for path in sorted([*HERE.glob("node/*"), Path(__file__), TOOLS_DIR / "testbed" / "oci_image.py",
+                        *COREDNS_SOURCES]):
         recipe.update(path.read_bytes())
     return f"{REPOSITORY}:{KUBERNETES}-{recipe.hexdigest()[:12]}"
 

@@ -141,10 +141,11 @@ build_nvidia_ctk() {
 # the device plugin and of the DRA kubelet plugin, and the netlink helper for
 # hosts without `ip`. Cached under a hash of their sources, since they have no
 # version of their own.
+# own_dir FOLDER [CACHE]: tools/kind/node_image.py computes the same key for CoreDNS.
 own_dir() {
-  local folder=$1 sum
+  local folder=$1 under=${2:-$cache} sum
   sum=$(cd "$testbed_dir/$folder" && cat go.mod go.sum main.go | sha256sum)
-  echo "$cache/$folder-${sum:0:12}"
+  echo "$under/$folder-${sum:0:12}"
 }
 
 build_own() {
@@ -194,13 +195,20 @@ build_gitlab_runner() {
 # (tests/rules); the server is for a Prometheus on the testbed. Stamped as
 # upstream's release stamps them (prometheus/common's version package).
 # Without the builtinassets tag the server serves its API but not the web UI.
+# Prometheus's own build tags keep two service discoveries of its 27: file and
+# http always, Kubernetes because the testbed's scrape jobs use it
+# (lib/podmonitors.py). With all of them, Prometheus was over a quarter of a
+# cold build (750 s of 2650 s on 2 cores), most of it the cloud SDKs of
+# discoveries the testbed never reaches. The tags name the cache folder.
+prometheus_dir() { echo "$cache/prometheus-$PROMETHEUS_VERSION-kubernetes-sd"; }
 build_prometheus() {
-  local dir=$cache/prometheus-$PROMETHEUS_VERSION mod=github.com/prometheus/prometheus
+  local dir; dir=$(prometheus_dir)
+  local mod=github.com/prometheus/prometheus
   have "$dir" prometheus promtool && { log "prometheus $PROMETHEUS_VERSION cached"; return; }
   local release=${PROMETHEUS_VERSION#v0.} common=github.com/prometheus/common/version
   release="${release:0:1}.$((10#${release:1:2})).${release#*.}"
   log "building prometheus and promtool $PROMETHEUS_VERSION (Prometheus $release)"
-  GOBIN=$dir/bin with_progress prometheus go install -tags netgo \
+  GOBIN=$dir/bin with_progress prometheus go install -tags "netgo remove_all_sd enable_kubernetes_sd" \
     -ldflags "-s -w -X $common.Version=$release -X $common.Branch=HEAD -X $common.Revision=$PROMETHEUS_VERSION" \
     "$mod/cmd/prometheus@$PROMETHEUS_VERSION" "$mod/cmd/promtool@$PROMETHEUS_VERSION"
 }
@@ -252,10 +260,17 @@ build_kind() {
   go_install "$kind_cache/kind-$KIND_VERSION" kind "kind $KIND_VERSION" "sigs.k8s.io/kind@$KIND_VERSION"
 }
 
-# Its plugins make CoreDNS a long build (minutes, cold).
+# CoreDNS with the plugins of kubeadm's Corefile only (tools/testbed/coredns:
+# our main over CoreDNS's module, which pins KIND_COREDNS_VERSION), cached
+# like our own tools, under a hash of its sources.
 build_coredns() {
-  go_install "$kind_cache/coredns-$KIND_COREDNS_VERSION" coredns "CoreDNS $KIND_COREDNS_VERSION" \
-    "github.com/coredns/coredns@$KIND_COREDNS_VERSION"
+  local dir; dir=$(own_dir coredns "$kind_cache")
+  grep -q "github.com/coredns/coredns $KIND_COREDNS_VERSION\$" "$testbed_dir/coredns/go.mod" || {
+    echo "error: tools/testbed/coredns/go.mod does not require CoreDNS $KIND_COREDNS_VERSION (versions.env)" >&2; exit 1; }
+  have "$dir" coredns && { log "CoreDNS $KIND_COREDNS_VERSION cached"; return; }
+  log "building CoreDNS $KIND_COREDNS_VERSION (tools/testbed/coredns: kubeadm's Corefile plugins)"
+  (cd "$testbed_dir/coredns" && GOFLAGS="$GOFLAGS -mod=mod" with_progress coredns \
+    go build -ldflags "-s -w" -o "$dir/bin/coredns" .)
 }
 
 # --print-paths: the bin folders, joined by ':', for PATH (nothing is built).
@@ -265,7 +280,7 @@ if [ "${1:-}" = --print-paths ]; then
     "$cache/containerd-$CONTAINERD_VERSION/bin" "$cache/runc-$RUNC_VERSION/bin" \
     "$cache/cni-plugins-$CNI_PLUGINS_VERSION/bin" "$(own_dir deviceplugin)/bin" "$(own_dir draplugin)/bin" \
     "$(own_dir netsetup)/bin" "$(gitlab_runner_dir)/bin" \
-    "$cache/prometheus-$PROMETHEUS_VERSION/bin" | sed 's/:$//'
+    "$(prometheus_dir)/bin" | sed 's/:$//'
   exit 0
 fi
 

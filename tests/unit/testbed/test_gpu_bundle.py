@@ -42,7 +42,7 @@ def test_members_keep_the_cache_layout_and_only_executables(fake_cache):
 
 
 @pytest.mark.parametrize("folder_name, binary", [
-    ("prometheus-v0.316.0", "promtool"), ("gitlab-runner-7b0f3a00e5f3", "gitlab-runner")])
+    ("prometheus-v0.316.0-kubernetes-sd", "promtool"), ("gitlab-runner-7b0f3a00e5f3", "gitlab-runner")])
 def test_cached_binaries_the_proof_does_not_run_stay_out(tmp_path, folder_name, binary):
     """No Prometheus runs in the proof; GitLab Runner's binaries travel inside its images."""
     folder = tmp_path / folder_name / "bin"

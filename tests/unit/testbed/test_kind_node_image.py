@@ -6,6 +6,7 @@ Building the image needs Docker and takes a minute (tests/docker/test_kind.py
 does it); these tests check the recipe's pure parts and that the scenario,
 the harness's vars and the image agree on image references.
 """
+import hashlib
 import sys
 from pathlib import Path
 
@@ -67,3 +68,13 @@ def test_the_pod_network_manifest_names_the_network_image_once_written(tmp_path)
     assert container["image"] == node_image.NETWORK_IMAGE
     # Only what routing needs: the host network and NET_ADMIN, not privileged.
     assert container["securityContext"] == {"capabilities": {"add": ["NET_ADMIN"]}}
+
+
+def test_our_coredns_builds_the_pinned_coredns_and_is_keyed_by_its_sources():
+    """tools/testbed/coredns pins the CoreDNS kubeadm asks for; a change to its sources changes the cache folder."""
+    go_mod = (node_image.TOOLS_DIR / "testbed" / "coredns" / "go.mod").read_text()
+    assert f"github.com/coredns/coredns {pinned('KIND_COREDNS_VERSION')}\n" in go_mod
+    # build.sh's own_dir: the sha256 of go.mod, go.sum and main.go, as for the testbed's own tools (test_own_go_tools).
+    digest = hashlib.sha256(b"".join((node_image.TOOLS_DIR / "testbed" / "coredns" / name).read_bytes()
+                                     for name in ("go.mod", "go.sum", "main.go"))).hexdigest()
+    assert node_image.coredns_dir() == node_image.KIND_CACHE / f"coredns-{digest[:12]}"
