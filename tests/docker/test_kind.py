@@ -27,7 +27,7 @@ import yaml
 
 import helpers
 from lib.images import pinned
-from lib.layout import Layout
+from lib.layout import Layout, component_bin_dirs
 
 REPO = Path(__file__).resolve().parents[2]
 CLUSTER = "gpuci-ci"
@@ -38,7 +38,8 @@ EPHEMERAL = Path.home() / ".cache" / "gpuci-kind" / "molecule-ephemeral"
 
 
 def _kind_bin() -> Path:
-    return Path.home() / ".cache" / "gpuci-kind" / f"kind-{pinned('KIND_VERSION')}" / "bin"
+    (bin_dir,) = component_bin_dirs("kind")
+    return bin_dir
 
 
 @pytest.fixture(scope="module")

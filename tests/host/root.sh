@@ -34,7 +34,7 @@ unpack() {
 
 repo() {
   local root=$1
-  local ctk=${GPUCI_NVIDIA_CTK:-$(bash "$here/../../tools/testbed/build.sh" --print-paths | tr ':' '\n' | grep nvidia-ctk)/nvidia-ctk}
+  local ctk=${GPUCI_NVIDIA_CTK:-$(bash "$here/../../tools/testbed/build.sh" --print-dir nvidia-ctk)/nvidia-ctk}
   [ -x "$ctk" ] || { echo "nvidia-ctk not found at $ctk; run tools/testbed/build.sh nvidia-ctk" >&2; exit 1; }
   python3 "$here/standin_repo.py" --nvidia-ctk "$ctk" --out "$root/srv/gpuci-apt"
 }

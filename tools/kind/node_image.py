@@ -55,7 +55,7 @@ sys.path.insert(0, str(TOOLS_DIR / "docker"))
 import oci_image  # noqa: E402  (the testbed's registry-free image writer)
 from base_image import exists  # noqa: E402  (the harness's `docker image inspect` probe)
 from lib.images import PAUSE_IMAGE, own_archives, pinned  # noqa: E402
-from lib.layout import cache_dir  # noqa: E402
+from lib.layout import component_bin_dirs  # noqa: E402
 
 SUITE = "bookworm"
 MIRROR = os.environ.get("GPUCI_DEBIAN_MIRROR", "http://deb.debian.org/debian")
@@ -67,7 +67,6 @@ PACKAGES = ("systemd", "systemd-sysv", "dbus", "conntrack", "iptables", "nftable
 REPOSITORY = "gpuci.local/kind-node"
 KUBERNETES = pinned("KUBERNETES_VERSION")
 ETCD = pinned("KIND_ETCD_VERSION")
-CACHE = cache_dir()
 KIND_CACHE = Path(os.environ.get("GPUCI_KIND_CACHE", Path.home() / ".cache" / "gpuci-kind"))
 # The control plane's images: what kubeadm KUBERNETES asks for by default.
 CONTROL_PLANE = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
@@ -91,28 +90,18 @@ def kind_base_files() -> Path:
 
 
 def _binaries() -> dict[str, Path]:
-    """Where the testbed's build put each binary the node needs (tools/testbed/build.sh)."""
-    kubernetes = CACHE / f"kubernetes-{KUBERNETES}-multicall" / "bin" / "kubernetes"
-    containerd = CACHE / f"containerd-{pinned('CONTAINERD_VERSION')}" / "bin"
-    cni = CACHE / f"cni-plugins-{pinned('CNI_PLUGINS_VERSION')}" / "bin"
-    found = {"kubernetes": kubernetes, "containerd": containerd / "containerd",
+    """Where the testbed's build put each binary the node needs (tools/testbed/build.sh names the folders)."""
+    kubernetes, containerd, runc, cni, etcd, kwok, coredns = component_bin_dirs(
+        "kubernetes", "containerd", "runc", "cni", "etcd-kind", "kwok", "coredns-kind")
+    found = {"kubernetes": kubernetes / "kubernetes", "containerd": containerd / "containerd",
              "containerd-shim-runc-v2": containerd / "containerd-shim-runc-v2", "ctr": containerd / "ctr",
-             "runc": CACHE / f"runc-{pinned('RUNC_VERSION')}" / "bin" / "runc",
-             "etcd": CACHE / f"etcd-{ETCD}" / "bin" / "etcd",
-             "kwok": CACHE / f"kwok-{pinned('KWOK_VERSION')}" / "bin" / "kwok",
-             "coredns": coredns_dir() / "bin" / "coredns",
+             "runc": runc / "runc", "etcd": etcd / "etcd", "kwok": kwok / "kwok", "coredns": coredns / "coredns",
              **{plugin: cni / plugin for plugin in ("bridge", "host-local", "loopback")}}
     missing = [str(path) for path in found.values() if not path.is_file()]
     if missing:
         raise SystemExit(f"kind node image: missing binaries {missing}; run: bash tools/testbed/build.sh && "
                          "bash tools/testbed/build.sh kind etcd-kind coredns-kind")
     return found
-
-
-def coredns_dir() -> Path:
-    """Where build.sh puts our CoreDNS: keyed by a hash of its sources, as build.sh's own_dir keys it."""
-    digest = hashlib.sha256(b"".join(path.read_bytes() for path in COREDNS_SOURCES)).hexdigest()
-    return KIND_CACHE / f"coredns-{digest[:12]}"
 
 
 def reference() -> str:

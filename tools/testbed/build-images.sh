@@ -49,7 +49,7 @@ build_base() {
 # this script, so a rebuilt runner or a changed recipe gives new archives.
 RUNNER_REF=gpuci.local/testbed/gitlab-runner:v$GITLAB_RUNNER_VERSION
 HELPER_REF=gpuci.local/testbed/gitlab-runner-helper:x86_64-v$GITLAB_RUNNER_VERSION
-runner_bin=$(bash "$here/build.sh" --print-paths | tr ':' '\n' | grep '/gitlab-runner-[0-9a-f]*/bin$')
+runner_bin=$(bash "$here/build.sh" --print-dir gitlab-runner)
 runner_key=$(basename "$(dirname "$runner_bin")")-$(sha256sum "$0" | cut -c1-8)  # binaries and this recipe
 runner_archive=$images_dir/$runner_key-manager.tar
 helper_archive=$images_dir/$runner_key-helper.tar

@@ -5,7 +5,7 @@
 # versions.env, into a cache outside the repository:
 #   ${GPUCI_TESTBED_CACHE:-~/.cache/gpuci-testbed}/<component>-<version>/bin
 # A component whose binaries are already there is not rebuilt.
-# Usage: build.sh [component ...]
+# Usage: build.sh [component ...] | --print-paths | --print-dir component...
 #   (kubernetes etcd kwok helm nvidia-ctk containerd runc cni device-plugin dra-plugin netsetup
 #   gitlab-runner prometheus;
 #   default all; the Docker tier's kind harness adds kind, etcd-kind and
@@ -68,11 +68,11 @@ build_kubernetes() {
 }
 
 # etcd's server module also carries relative replaces; a wrapper main calls etcdmain.
-# build_etcd [VERSION]: ETCD_VERSION unless given (the kind node image's etcd
-# is the one kubeadm asks for, KIND_ETCD_VERSION).
+# build_etcd COMPONENT VERSION: etcd (ETCD_VERSION) or etcd-kind, the kind node
+# image's etcd, the one kubeadm asks for (KIND_ETCD_VERSION).
 build_etcd() {
-  local version=${1:-$ETCD_VERSION}
-  local dir=$cache/etcd-$version
+  local version=$2 dir
+  dir=$(component_dir "$1")
   have "$dir" etcd && { log "etcd $version cached"; return; }
   local work=$dir/wrapper; mkdir -p "$work" "$dir/bin"
   cat > "$work/go.mod" <<MOD
@@ -112,11 +112,12 @@ go_install() {
 }
 
 build_kwok() {
-  go_install "$cache/kwok-$KWOK_VERSION" kwok "kwok $KWOK_VERSION" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+  go_install "$(component_dir kwok)" kwok "kwok $KWOK_VERSION" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
 }
 
 build_helm() {
-  local dir=$cache/helm-$HELM_VERSION module=helm.sh/helm/${HELM_VERSION%%.*}  # helm.sh/helm/v3 or /v4
+  local dir module=helm.sh/helm/${HELM_VERSION%%.*}  # helm.sh/helm/v3 or /v4
+  dir=$(component_dir helm)
   have "$dir" helm && { log "helm $HELM_VERSION cached"; return; }
   log "building helm $HELM_VERSION"
   GOBIN=$dir/bin with_progress helm go install \
@@ -127,7 +128,7 @@ build_helm() {
 # nvidia-ctk links libnvidia-container lookups through cgo. GPU mode of the
 # real node also runs the runtime (in CDI mode: pure Go) and the CDI hook.
 build_nvidia_ctk() {
-  local dir=$cache/nvidia-ctk-$NVIDIA_CTK_VERSION
+  local dir; dir=$(component_dir nvidia-ctk)
   have "$dir" nvidia-ctk nvidia-container-runtime nvidia-cdi-hook && { log "nvidia-ctk $NVIDIA_CTK_VERSION cached"; return; }
   log "building nvidia-ctk, nvidia-container-runtime, nvidia-cdi-hook $NVIDIA_CTK_VERSION"
   local pkg=github.com/NVIDIA/nvidia-container-toolkit
@@ -141,7 +142,7 @@ build_nvidia_ctk() {
 # the device plugin and of the DRA kubelet plugin, and the netlink helper for
 # hosts without `ip`. Cached under a hash of their sources, since they have no
 # version of their own.
-# own_dir FOLDER [CACHE]: tools/kind/node_image.py computes the same key for CoreDNS.
+# own_dir FOLDER [CACHE]
 own_dir() {
   local folder=$1 under=${2:-$cache} sum
   sum=$(cd "$testbed_dir/$folder" && cat go.mod go.sum main.go | sha256sum)
@@ -215,7 +216,7 @@ build_prometheus() {
 
 # The real node's container runtime: containerd 2.x (daemon, shim, ctr).
 build_containerd() {
-  local dir=$cache/containerd-$CONTAINERD_VERSION
+  local dir; dir=$(component_dir containerd)
   have "$dir" containerd containerd-shim-runc-v2 ctr && { log "containerd $CONTAINERD_VERSION cached"; return; }
   log "building containerd $CONTAINERD_VERSION"
   local mod=github.com/containerd/containerd/v2
@@ -228,7 +229,7 @@ build_containerd() {
 # runc needs cgo for seccomp (kubelet asks for RuntimeDefault profiles); linked
 # statically against Debian's libseccomp so it runs on any glibc.
 build_runc() {
-  local dir=$cache/runc-$RUNC_VERSION
+  local dir; dir=$(component_dir runc)
   have "$dir" runc && { log "runc $RUNC_VERSION cached"; return; }
   if [ ! -f /usr/lib/x86_64-linux-gnu/libseccomp.a ]; then
     log "installing libseccomp-dev (Debian package) for a static runc with seccomp"
@@ -243,7 +244,7 @@ build_runc() {
 # The CNI plugins the real node's network needs: a bridge, host-local
 # addresses, loopback.
 build_cni() {
-  local dir=$cache/cni-plugins-$CNI_PLUGINS_VERSION
+  local dir; dir=$(component_dir cni)
   have "$dir" bridge host-local loopback && { log "CNI plugins $CNI_PLUGINS_VERSION cached"; return; }
   log "building CNI plugins $CNI_PLUGINS_VERSION"
   local mod=github.com/containernetworking/plugins
@@ -257,14 +258,14 @@ build_cni() {
 # only the Docker tier uses them.
 kind_cache=${GPUCI_KIND_CACHE:-$HOME/.cache/gpuci-kind}
 build_kind() {
-  go_install "$kind_cache/kind-$KIND_VERSION" kind "kind $KIND_VERSION" "sigs.k8s.io/kind@$KIND_VERSION"
+  go_install "$(component_dir kind)" kind "kind $KIND_VERSION" "sigs.k8s.io/kind@$KIND_VERSION"
 }
 
 # CoreDNS with the plugins of kubeadm's Corefile only (tools/testbed/coredns:
 # our main over CoreDNS's module, which pins KIND_COREDNS_VERSION), cached
 # like our own tools, under a hash of its sources.
 build_coredns() {
-  local dir; dir=$(own_dir coredns "$kind_cache")
+  local dir; dir=$(component_dir coredns-kind)
   grep -q "github.com/coredns/coredns $KIND_COREDNS_VERSION\$" "$testbed_dir/coredns/go.mod" || {
     echo "error: tools/testbed/coredns/go.mod does not require CoreDNS $KIND_COREDNS_VERSION (versions.env)" >&2; exit 1; }
   have "$dir" coredns && { log "CoreDNS $KIND_COREDNS_VERSION cached"; return; }
@@ -273,24 +274,53 @@ build_coredns() {
     go build -ldflags "-s -w" -o "$dir/bin/coredns" .)
 }
 
-# --print-paths: the bin folders, joined by ':', for PATH (nothing is built).
-if [ "${1:-}" = --print-paths ]; then
-  printf '%s:' "$(kubernetes_dir)/bin" "$cache/etcd-$ETCD_VERSION/bin" \
-    "$cache/kwok-$KWOK_VERSION/bin" "$cache/helm-$HELM_VERSION/bin" "$cache/nvidia-ctk-$NVIDIA_CTK_VERSION/bin" \
-    "$cache/containerd-$CONTAINERD_VERSION/bin" "$cache/runc-$RUNC_VERSION/bin" \
-    "$cache/cni-plugins-$CNI_PLUGINS_VERSION/bin" "$(own_dir deviceplugin)/bin" "$(own_dir draplugin)/bin" \
-    "$(own_dir netsetup)/bin" "$(gitlab_runner_dir)/bin" \
-    "$(prometheus_dir)/bin" | sed 's/:$//'
-  exit 0
-fi
+# component_dir COMPONENT: the cache folder each component's build puts its
+# bin/ in; the one place that names them (--print-dir answers it for others).
+component_dir() {
+  case $1 in
+    kubernetes) kubernetes_dir ;;
+    etcd) echo "$cache/etcd-$ETCD_VERSION" ;;
+    etcd-kind) echo "$cache/etcd-$KIND_ETCD_VERSION" ;;
+    kwok) echo "$cache/kwok-$KWOK_VERSION" ;;
+    helm) echo "$cache/helm-$HELM_VERSION" ;;
+    nvidia-ctk) echo "$cache/nvidia-ctk-$NVIDIA_CTK_VERSION" ;;
+    containerd) echo "$cache/containerd-$CONTAINERD_VERSION" ;;
+    runc) echo "$cache/runc-$RUNC_VERSION" ;;
+    cni) echo "$cache/cni-plugins-$CNI_PLUGINS_VERSION" ;;
+    device-plugin) own_dir deviceplugin ;;
+    dra-plugin) own_dir draplugin ;;
+    netsetup) own_dir netsetup ;;
+    gitlab-runner) gitlab_runner_dir ;;
+    prometheus) prometheus_dir ;;
+    kind) echo "$kind_cache/kind-$KIND_VERSION" ;;
+    coredns-kind) own_dir coredns "$kind_cache" ;;
+    *) echo "unknown component: $1" >&2; return 2 ;;
+  esac
+}
+
+# The testbed's components, what `build.sh` with no argument builds.
+TESTBED_COMPONENTS=(kwok helm etcd nvidia-ctk kubernetes containerd runc cni device-plugin dra-plugin netsetup gitlab-runner
+  prometheus)
+
+# --print-paths: the testbed's bin folders, joined by ':', for PATH.
+# --print-dir COMPONENT...: each one's bin folder, one a line (nothing is built).
+case ${1:-} in
+  --print-paths)
+    printf '%s' "$(for c in "${TESTBED_COMPONENTS[@]}"; do echo "$(component_dir "$c")/bin"; done | paste -sd: -)"
+    exit 0 ;;
+  --print-dir)
+    shift
+    for c in "$@"; do dir=$(component_dir "$c") || exit 2; echo "$dir/bin"; done
+    exit 0 ;;
+esac
 
 components=("$@")
-[ ${#components[@]} -gt 0 ] || components=(kwok helm etcd nvidia-ctk kubernetes containerd runc cni device-plugin dra-plugin netsetup gitlab-runner prometheus)
+[ ${#components[@]} -gt 0 ] || components=("${TESTBED_COMPONENTS[@]}")
 for c in "${components[@]}"; do
   case $c in
     kubernetes) build_kubernetes ;;
-    etcd) build_etcd ;;
-    etcd-kind) build_etcd "$KIND_ETCD_VERSION" ;;
+    etcd) build_etcd etcd "$ETCD_VERSION" ;;
+    etcd-kind) build_etcd etcd-kind "$KIND_ETCD_VERSION" ;;
     kind) build_kind ;;
     coredns-kind) build_coredns ;;
     kwok) build_kwok ;;

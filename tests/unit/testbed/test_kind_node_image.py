@@ -6,7 +6,6 @@ Building the image needs Docker and takes a minute (tests/docker/test_kind.py
 does it); these tests check the recipe's pure parts and that the scenario,
 the harness's vars and the image agree on image references.
 """
-import hashlib
 import sys
 from pathlib import Path
 
@@ -70,11 +69,31 @@ def test_the_pod_network_manifest_names_the_network_image_once_written(tmp_path)
     assert container["securityContext"] == {"capabilities": {"add": ["NET_ADMIN"]}}
 
 
-def test_our_coredns_builds_the_pinned_coredns_and_is_keyed_by_its_sources():
-    """tools/testbed/coredns pins the CoreDNS kubeadm asks for; a change to its sources changes the cache folder."""
+def test_our_coredns_builds_the_pinned_coredns():
+    """tools/testbed/coredns pins the CoreDNS kubeadm asks for (its cache key: test_own_go_tools)."""
     go_mod = (node_image.TOOLS_DIR / "testbed" / "coredns" / "go.mod").read_text()
     assert f"github.com/coredns/coredns {pinned('KIND_COREDNS_VERSION')}\n" in go_mod
-    # build.sh's own_dir: the sha256 of go.mod, go.sum and main.go, as for the testbed's own tools (test_own_go_tools).
-    digest = hashlib.sha256(b"".join((node_image.TOOLS_DIR / "testbed" / "coredns" / name).read_bytes()
-                                     for name in ("go.mod", "go.sum", "main.go"))).hexdigest()
-    assert node_image.coredns_dir() == node_image.KIND_CACHE / f"coredns-{digest[:12]}"
+
+
+def test_the_node_takes_each_binary_from_the_folder_build_sh_names(tmp_path, monkeypatch):
+    """The kind harness's etcd and CoreDNS, not the testbed's etcd; the rest the testbed's own builds."""
+    asked = []
+
+    def bin_dirs(*components):
+        asked.extend(components)
+        return [tmp_path / component for component in components]
+
+    monkeypatch.setattr(node_image, "component_bin_dirs", bin_dirs)
+    with pytest.raises(SystemExit, match="missing binaries"):
+        node_image._binaries()  # pylint: disable=protected-access
+    for component, binaries in {"kubernetes": ["kubernetes"], "containerd": ["containerd", "containerd-shim-runc-v2", "ctr"],
+                                "runc": ["runc"], "cni": ["bridge", "host-local", "loopback"], "etcd-kind": ["etcd"],
+                                "kwok": ["kwok"], "coredns-kind": ["coredns"]}.items():
+        for binary in binaries:
+            (tmp_path / component).mkdir(exist_ok=True)
+            (tmp_path / component / binary).write_text("")
+    found = node_image._binaries()  # pylint: disable=protected-access
+    assert found["etcd"] == tmp_path / "etcd-kind" / "etcd"
+    assert found["coredns"] == tmp_path / "coredns-kind" / "coredns"
+    assert found["kubernetes"] == tmp_path / "kubernetes" / "kubernetes"
+    assert set(asked) == {"kubernetes", "containerd", "runc", "cni", "etcd-kind", "kwok", "coredns-kind"}

@@ -3,22 +3,38 @@
 """The testbed's own Go tools are rebuilt whenever their sources change: their cache folders name the hash."""
 import hashlib
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from lib.layout import TOOLS_DIR
+from lib.layout import TOOLS_DIR, component_bin_dirs
 
 SOURCES = ("go.mod", "go.sum", "main.go")
 
 
-@pytest.mark.parametrize("folder", ["deviceplugin", "netsetup"])
-def test_cache_folder_follows_the_sources(folder):
+@pytest.mark.parametrize("component, folder", [("device-plugin", "deviceplugin"), ("dra-plugin", "draplugin"),
+                                               ("netsetup", "netsetup"), ("coredns-kind", "coredns")])
+def test_cache_folder_follows_the_sources(component, folder):
     digest = hashlib.sha256(b"".join((TOOLS_DIR / folder / name).read_bytes() for name in SOURCES))
+    (bin_dir,) = component_bin_dirs(component)
+    assert bin_dir.name == "bin"
+    assert bin_dir.parent.name == f"{folder}-{digest.hexdigest()[:12]}"
+
+
+def test_print_paths_is_the_testbeds_components_print_dir():
+    """PATH gets the bin folder of every component `build.sh` builds by default, in build.sh's own naming."""
+    build = (TOOLS_DIR / "build.sh").read_text()
+    listed = build[build.index("TESTBED_COMPONENTS=(") + len("TESTBED_COMPONENTS=("):].split(")", 1)[0].split()
+    assert {"kubernetes", "etcd", "kwok", "helm", "dra-plugin", "gitlab-runner", "prometheus"} <= set(listed)
     printed = subprocess.run(["bash", str(TOOLS_DIR / "build.sh"), "--print-paths"], capture_output=True,
-                             text=True, check=True).stdout.split(":")
-    folders = [Path(p).parent.name for p in printed if Path(p).parent.name.startswith(folder + "-")]
-    assert folders == [f"{folder}-{digest.hexdigest()[:12]}"]
+                             text=True, check=True).stdout
+    assert printed.split(":") == [str(path) for path in component_bin_dirs(*listed)]
+
+
+def test_print_dir_refuses_an_unknown_component():
+    answer = subprocess.run(["bash", str(TOOLS_DIR / "build.sh"), "--print-dir", "kwok", "kwock"], capture_output=True,
+                            text=True, check=False)
+    assert answer.returncode == 2
+    assert "unknown component: kwock" in answer.stderr
 
 
 def test_kubernetes_components_are_links_to_one_multi_call_binary():

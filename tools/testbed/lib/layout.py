@@ -47,6 +47,17 @@ def cache_dir() -> Path:
     return Path(os.environ.get("GPUCI_TESTBED_CACHE", Path.home() / ".cache" / "gpuci-testbed"))
 
 
+def component_bin_dirs(*components: str, env=None) -> list[Path]:
+    """Each component's bin folder, as tools/testbed/build.sh names it (`--print-dir`); nothing is built.
+
+    build.sh alone knows its cache layout (versions, source hashes); asking it
+    keeps that in one place. env: build.sh's environment (GPUCI_HELM=4: helm 4).
+    """
+    printed = subprocess.run(["bash", str(TOOLS_DIR / "build.sh"), "--print-dir", *components],
+                             check=True, capture_output=True, text=True, env=env).stdout
+    return [Path(line) for line in printed.splitlines()]
+
+
 def ansible_playbook() -> Path:
     """The ansible-playbook the tests and the bench run: GPUCI_ANSIBLE_PLAYBOOK, else the venv's.
 

@@ -42,16 +42,13 @@ VERSION = fake_driver.DRIVER_VERSION
 def _nvidia_ctk():
     if os.environ.get("GPUCI_NVIDIA_CTK"):
         return Path(os.environ["GPUCI_NVIDIA_CTK"])
-    versions = (REPO / "tools/testbed/versions.env").read_text()
-    version = next(line.split("=", 1)[1].strip() for line in versions.splitlines()
-                   if line.startswith("NVIDIA_CTK_VERSION="))
     sys.path.insert(0, str(REPO / "tools" / "testbed"))
     try:
-        from lib.layout import cache_dir  # pylint: disable=import-outside-toplevel
+        from lib.layout import component_bin_dirs  # pylint: disable=import-outside-toplevel
     finally:
         sys.path.pop(0)
-    return cache_dir() / ("nvidia-ctk-%s" % version) / "bin" / "nvidia-ctk"
-
+    (bin_dir,) = component_bin_dirs("nvidia-ctk")
+    return bin_dir / "nvidia-ctk"
 
 CTK = _nvidia_ctk()
 pytestmark = pytest.mark.skipif(
