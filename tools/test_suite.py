@@ -3,10 +3,11 @@
 """`make test`: every tier, the waiting ones beside the computing ones, and one table at the end.
 
 The integration tier mostly waits (pods, jobs, helm's waits) while units, lint
-and sanity compute, so they run side by side, in lanes; the tiers of a lane
-run one after another. Everything the tiers build is built first, once, so
-no two lanes build the same thing at the same time. GPU mode runs last and
-alone: its device plugin needs the machine's only real node
+and sanity compute, so tiers run side by side, in LANES lanes: each lane
+takes the next tier of TIERS, longest first, as soon as its last one ended,
+so the lanes end close together. Everything the tiers build is built first,
+once, so no two lanes build the same thing at the same time. GPU mode runs
+last and alone: its device plugin needs the machine's only real node
 (tools/testbed/lib/node.py). Each tier's whole output goes to
 .test-results/<tier>.log; a failed tier's last lines are printed. The table
 (tier, passed, failed, skipped, wall time), every skip with its reason and
@@ -51,11 +52,14 @@ BUILD_STEPS = (
     ["bash", "tools/testbed/build.sh", "kind", "etcd-kind", "coredns-kind"],
     ["env", "GPUCI_HELM=4", "bash", "tools/testbed/build.sh", "helm"],
 )
-# Side by side; each lane's tiers in order. The first lane waits on its testbeds, the second mostly computes.
-LANES = (
-    ("integration",),
-    ("units", "lint", "sanity", "rules-tests", "host-tests", "helm4-tests", "docker-tests"),
-)
+# The tiers that run side by side, dealt to LANES lanes longest first by their wall times in
+# tests/tier-durations.json (measured; every run writes its own to .test-results/tier-durations.json, to copy
+# over when tiers change): each lane takes the next tier when its last one ended, so they end close together.
+# (With two fixed lanes, integration in one and the rest one after another in the other, the second lane
+# ended 9 to 20 minutes after the first.)
+TIERS = ("integration", "units", "lint", "sanity", "rules-tests", "host-tests", "helm4-tests", "docker-tests")
+TIER_DURATIONS = REPO / "tests" / "tier-durations.json"
+LANES = 2  # on 2 cores: the integration tier waits on its testbeds, the others mostly compute
 ALONE_AFTER = ("gpu-mode-tests",)
 TIER_ENVIRONMENT = {"helm4-tests": {"GPUCI_TESTBED_INSTANCE": str(HELM4_INSTANCE)}}
 TAIL_LINES = 150
@@ -242,14 +246,28 @@ def run_tier(tier: str, memory: MemoryPeak, started: float, stopper: Stopper, co
     return outcome
 
 
-def run_lanes(lanes, memory: MemoryPeak, started: float, stopper: Stopper, command=tier_command) -> list[Outcome]:
-    outcomes: dict[str, Outcome] = {}
+def longest_first(tiers, durations: Path = TIER_DURATIONS) -> list[str]:
+    """`tiers` by their measured seconds, the longest first; one never measured goes first (it may be long)."""
+    seconds = json.loads(durations.read_text()) if durations.exists() else {}
+    return sorted(tiers, key=lambda tier: -seconds.get(tier, float("inf")))
 
-    def lane(tiers):
-        for tier in tiers:
+
+def run_lanes(tiers, lanes: int, memory: MemoryPeak, started: float, stopper: Stopper,
+              command=tier_command) -> list[Outcome]:
+    """`tiers` in `lanes` threads, each taking the next tier when its last one ended; outcomes in `tiers` order."""
+    outcomes: dict[str, Outcome] = {}
+    waiting = list(tiers)
+    taking = threading.Lock()
+
+    def lane():
+        while True:
+            with taking:
+                if not waiting:
+                    return
+                tier = waiting.pop(0)
             outcomes[tier] = run_tier(tier, memory, started, stopper, command)
 
-    threads = [threading.Thread(target=lane, args=(tiers,), daemon=True) for tiers in lanes if tiers]
+    threads = [threading.Thread(target=lane, daemon=True) for _ in range(min(lanes, len(tiers)))]
     for thread in threads:
         thread.start()
     while any(thread.is_alive() for thread in threads):
@@ -257,7 +275,7 @@ def run_lanes(lanes, memory: MemoryPeak, started: float, stopper: Stopper, comma
             thread.join(PROGRESS_EVERY_S / len(threads))
         if any(thread.is_alive() for thread in threads):
             say(started, "still running: " + ", ".join(sorted(memory.running)))
-    return [outcomes.get(tier, Outcome(tier)) for tiers in lanes for tier in tiers]
+    return [outcomes.get(tier, Outcome(tier)) for tier in tiers]
 
 
 def table(outcomes: list[Outcome], whole_s: float, memory: MemoryPeak, stopped_by: str | None = None) -> str:
@@ -303,9 +321,9 @@ def say(started: float, message: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", nargs="+", metavar="TIER", help="run just these tiers (in their lanes)")
+    parser.add_argument("--only", nargs="+", metavar="TIER", help="run just these tiers (in the lanes)")
     args = parser.parse_args(argv)
-    wanted = set(args.only or [t for lane in LANES for t in lane] + list(ALONE_AFTER))
+    wanted = set(args.only or TIERS + ALONE_AFTER)
     RESULTS.mkdir(exist_ok=True)
     started = time.monotonic()
     memory = MemoryPeak()
@@ -329,8 +347,11 @@ def main(argv: list[str] | None = None) -> int:
     if build.rc and not build.stopped:
         print((RESULTS / "build.log").read_text(errors="replace")[-8000:], flush=True)
     else:  # after a stop, the lanes start nothing: their tiers are listed as not run
-        outcomes += run_lanes([tuple(t for t in lane if t in wanted) for lane in LANES], memory, started, stopper)
-        outcomes += run_lanes([tuple(t for t in ALONE_AFTER if t in wanted)], memory, started, stopper)
+        side_by_side = run_lanes(longest_first(t for t in TIERS if t in wanted), LANES, memory, started, stopper)
+        (RESULTS / "tier-durations.json").write_text(json.dumps(
+            {o.tier: round(o.seconds) for o in side_by_side if o.rc == 0}, indent=2) + "\n")
+        outcomes += side_by_side
+        outcomes += run_lanes([t for t in ALONE_AFTER if t in wanted], 1, memory, started, stopper)
     if stopper.asked.is_set():
         stopper.done.wait()  # the stopped tiers' process groups are gone before the table says so
     stopped_by = signal.Signals(stopper.signum).name if stopper.signum else None

@@ -12,12 +12,6 @@ fi
 need=()
 command -v dockerd >/dev/null || need+=(docker.io)
 command -v mmdebstrap >/dev/null || need+=(mmdebstrap)
-if [ ${#need[@]} -gt 0 ]; then
-  echo "== installing ${need[*]}" >&2
-  apt-get update -qq
-  # docker.io's package scripts try to start the system engine; there is no
-  # init system here and the harness starts its own, so that failure is moot.
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-fi
+[ ${#need[@]} -eq 0 ] || bash tools/apt_install.sh "tests/docker" "${need[@]}"
 make -s venv
 exec .venv/bin/pytest -q --durations=10 tests/docker "$@"

@@ -11,12 +11,4 @@ command -v apt-ftparchive >/dev/null || need+=(apt-utils)
 command -v gpg >/dev/null || need+=(gnupg)
 [ ${#need[@]} -eq 0 ] && exit 0
 
-if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
-  echo "tests/host needs ${need[*]} and can only install them as root on Debian/Ubuntu (apt-get)." >&2
-  exit 1
-fi
-echo "== installing ${need[*]}" >&2
-if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null; }; then
-  echo "tests/host: could not install ${need[*]} with apt-get; the chroot tests cannot run." >&2
-  exit 1
-fi
+bash "$(dirname "$0")/../../tools/apt_install.sh" "tests/host (the chroot tests)" "${need[@]}"

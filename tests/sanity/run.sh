@@ -4,12 +4,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 # Without shellcheck, ansible-test skips its shellcheck test with a warning only.
-if ! command -v shellcheck >/dev/null; then
-  if [ "$(id -u)" -ne 0 ] || ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq shellcheck >/dev/null; }; then
-    echo "tests/sanity: shellcheck is missing and could not be installed with apt-get (needs root on Debian/Ubuntu)." >&2
-    exit 1
-  fi
-fi
+command -v shellcheck >/dev/null || bash "$root/tools/apt_install.sh" "tests/sanity (ansible-test's shellcheck test)" shellcheck
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 dest=$work/ansible_collections/gpuci/runners

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """tools/test_suite.py: what `make test`'s table says of each tier, read from the tiers' JUnit reports,
 and how a stop (Ctrl-C, SIGTERM) ends the run: no tier starts after it, the running ones' process groups end."""
+import json
 import signal
 import sys
 import threading
@@ -48,7 +49,7 @@ def test_a_tier_without_a_report_shows_no_counts_and_a_failed_tier_fails_the_who
 
 def test_every_tier_of_the_lanes_is_a_make_target():
     makefile = (Path(__file__).resolve().parents[2] / "Makefile").read_text()
-    for tier in [t for lane in test_suite.LANES for t in lane] + list(test_suite.ALONE_AFTER):
+    for tier in test_suite.TIERS + test_suite.ALONE_AFTER:
         assert f"\n{tier}:" in makefile, tier
 
 
@@ -84,7 +85,7 @@ class _Lane:
         self.thread.start()
 
     def _run(self, tiers, script):
-        self.outcomes = test_suite.run_lanes([tiers], test_suite.MemoryPeak(), time.monotonic(), self.stopper,
+        self.outcomes = test_suite.run_lanes(tiers, 1, test_suite.MemoryPeak(), time.monotonic(), self.stopper,
                                              command=lambda tier: self._command(tier, script))
 
     def _command(self, tier, script):
@@ -140,11 +141,37 @@ def test_after_a_stop_nothing_starts(tmp_path, monkeypatch):
     stopper.ask(signal.SIGINT)  # a second signal changes nothing: the first one names the stop
     assert stopper.run("build", ["true"]) is None
     started = []
-    outcomes = test_suite.run_lanes([("units", "lint")], test_suite.MemoryPeak(), time.monotonic(), stopper,
+    outcomes = test_suite.run_lanes(("units", "lint"), 2, test_suite.MemoryPeak(), time.monotonic(), stopper,
                                     command=lambda tier: started.append(tier) or ["true"])
     assert started == []
     assert [o.result for o in outcomes] == ["not run", "not run"]
     assert stopper.exit_status == 143
+
+
+def test_a_free_lane_takes_the_next_tier_while_the_longest_one_still_runs(tmp_path, monkeypatch):
+    """The first tier ends only once the last one has run: the other lane ran every other tier meanwhile."""
+    monkeypatch.setattr(test_suite, "RESULTS", tmp_path)
+    done = tmp_path / "last.done"
+    scripts = {"longest": f"for _ in $(seq 400); do [ -f {done} ] && exit 0; sleep 0.05; done; exit 1",
+               "second": "true", "last": f"touch {done}"}
+    started = []
+    outcomes = test_suite.run_lanes(("longest", "second", "last"), 2, test_suite.MemoryPeak(), time.monotonic(),
+                                    test_suite.Stopper(), command=lambda tier: started.append(tier) or
+                                    ["sh", "-c", scripts[tier]])
+    assert started == ["longest", "second", "last"]
+    assert [(o.tier, o.result) for o in outcomes] == [("longest", "passed"), ("second", "passed"), ("last", "passed")]
+
+
+def test_the_tiers_are_dealt_longest_first_and_a_tier_never_measured_first(tmp_path):
+    (tmp_path / "d.json").write_text('{"units": 170, "integration": 1250, "lint": 45}')
+    assert test_suite.longest_first(["units", "lint", "integration", "new"], tmp_path / "d.json") == [
+        "new", "integration", "units", "lint"]
+    assert test_suite.longest_first(["units", "lint"], tmp_path / "none.json") == ["units", "lint"]
+
+
+def test_every_tier_has_a_measured_time():
+    measured = json.loads(test_suite.TIER_DURATIONS.read_text())
+    assert set(measured) == set(test_suite.TIERS)
 
 
 def test_a_tier_that_ends_by_itself_keeps_its_result_and_a_run_not_stopped_exits_0():
