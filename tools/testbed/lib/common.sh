@@ -16,16 +16,24 @@ started=${started:-$SECONDS}
 
 log() { printf '[testbed-build %4ds] %s\n' $((SECONDS - started)) "$*" >&2; }
 
-# Print progress while a long build runs, so a cold build is never silent.
+# Print progress every 30 s while a long build runs, so a cold build is never
+# silent. The build runs in the foreground and the ticker beside it, so its
+# end is not rounded up to the ticker's next 30 s (a cold build runs about
+# twenty of them); the ticker ends with its sleep (the trap), leaving nothing.
+PROGRESS_EVERY_S=${PROGRESS_EVERY_S:-30}
 with_progress() {
-  local what=$1; shift
-  "$@" &
-  local pid=$! t0=$SECONDS
-  while kill -0 "$pid" 2>/dev/null; do
-    sleep 30
-    kill -0 "$pid" 2>/dev/null && log "still building $what ($((SECONDS - t0))s so far)"
-  done
-  wait "$pid"
+  local what=$1 t0=$SECONDS ticker rc=0; shift
+  (trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+   while :; do
+     sleep "$PROGRESS_EVERY_S" & nap=$!
+     wait "$nap"
+     log "still building $what ($((SECONDS - t0))s so far)"
+   done) &
+  ticker=$!
+  "$@" || rc=$?
+  kill "$ticker" 2>/dev/null || true
+  wait "$ticker" 2>/dev/null || true
+  return "$rc"
 }
 
 have() { local dir=$1; shift; for b in "$@"; do [ -x "$dir/bin/$b" ] || return 1; done; }
