@@ -18,8 +18,8 @@ log() { printf '[testbed-build %4ds] %s\n' $((SECONDS - started)) "$*" >&2; }
 
 # Print progress every 30 s while a long build runs, so a cold build is never
 # silent. The build runs in the foreground and the ticker beside it, so its
-# end is not rounded up to the ticker's next 30 s (a cold build runs about
-# twenty of them); the ticker ends with its sleep (the trap), leaving nothing.
+# end is not rounded up to the ticker's next 30 s (a new machine's make demo
+# and make test run seventeen); the ticker ends with its sleep (the trap), leaving nothing.
 PROGRESS_EVERY_S=${PROGRESS_EVERY_S:-30}
 with_progress() {
   local what=$1 t0=$SECONDS ticker rc=0; shift
