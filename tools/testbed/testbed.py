@@ -139,10 +139,16 @@ def report_real_components(layout: Layout) -> None:
 def stop_everything(layout: Layout) -> list[str]:
     """Stop in an order that lets each component clean up after itself: the real
     node's pods first (while the API server and kubelet still run), then the
-    processes, then what they leave behind (shims, mounts, the bridge)."""
-    if layout.real_node and processes.is_running(layout, "kubelet"):
-        node.drain(layout)
+    processes, then what they leave behind (shims, mounts, the bridge).
+
+    The controller manager goes before the pods, so that nothing makes them
+    again: the runner managers' ReplicaSets did, on the real node, and the
+    drain waited out its whole 30 s bound (`down` took 36 s instead of 5)."""
     stopped = []
+    if layout.real_node and processes.is_running(layout, "kubelet"):
+        if processes.stop(layout, "kube-controller-manager"):
+            stopped.append("kube-controller-manager")
+        node.drain(layout)
     # GPU mode's DRA plugin goes before the kubelet it registered with (as in processes.STOP_ORDER).
     for name in ("watchdog", "dra-plugin", "kubelet"):
         if processes.stop(layout, name):

@@ -50,6 +50,7 @@ def _nvidia_ctk():
     (bin_dir,) = component_bin_dirs("nvidia-ctk")
     return bin_dir / "nvidia-ctk"
 
+
 CTK = _nvidia_ctk()
 pytestmark = pytest.mark.skipif(
     not os.access(CTK, os.X_OK),
