@@ -267,7 +267,8 @@ def run_lanes(tiers, lanes: int, memory: MemoryPeak, started: float, stopper: St
                 tier = waiting.pop(0)
             outcomes[tier] = run_tier(tier, memory, started, stopper, command)
 
-    threads = [threading.Thread(target=lane, daemon=True) for _ in range(min(lanes, len(tiers)))]
+    threads = [threading.Thread(target=lane, name=f"lane {number + 1}", daemon=True)
+               for number in range(min(lanes, len(tiers)))]
     for thread in threads:
         thread.start()
     while any(thread.is_alive() for thread in threads):
