@@ -62,7 +62,7 @@ runner_root_tar() {
   local tarball=$cache/debian-gitlab-runner-root-bookworm.tar
   local mirror=${GPUCI_DEBIAN_MIRROR:-http://deb.debian.org/debian}
   if [ ! -s "$tarball" ]; then
-    command -v mmdebstrap >/dev/null || { log "installing mmdebstrap (Debian package)"; apt-get install -y -qq mmdebstrap >&2; }
+    need_mmdebstrap "the GitLab Runner images' Debian root"
     log "building the GitLab Runner images' Debian root with mmdebstrap"
     mmdebstrap --quiet --format=tar --variant=minbase --include=bash,ca-certificates,dumb-init,git,procps \
       bookworm "$tarball.partial" "deb $mirror bookworm main" >&2

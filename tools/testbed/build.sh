@@ -231,10 +231,7 @@ build_containerd() {
 build_runc() {
   local dir; dir=$(component_dir runc)
   have "$dir" runc && { log "runc $RUNC_VERSION cached"; return; }
-  if [ ! -f /usr/lib/x86_64-linux-gnu/libseccomp.a ]; then
-    log "installing libseccomp-dev (Debian package) for a static runc with seccomp"
-    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libseccomp-dev; } >&2
-  fi
+  [ -f /usr/lib/x86_64-linux-gnu/libseccomp.a ] || need_debian_packages "runc's static build with seccomp" libseccomp-dev
   log "building runc $RUNC_VERSION"
   GOBIN=$dir/bin CGO_ENABLED=1 with_progress runc go install -tags "seccomp urfave_cli_no_docs" \
     -ldflags "-s -w -X main.version=${RUNC_VERSION#v} -extldflags -static" \
@@ -298,9 +295,12 @@ component_dir() {
   esac
 }
 
-# The testbed's components, what `build.sh` with no argument builds.
-TESTBED_COMPONENTS=(kwok helm etcd nvidia-ctk kubernetes containerd runc cni device-plugin dra-plugin netsetup gitlab-runner
-  prometheus)
+# The testbed's components, what `build.sh` with no argument builds, the
+# longest build first (cold, on 2 cores: kubernetes about 6.5 min, Prometheus
+# 3.5, kwok and GitLab Runner 3, helm 2, the rest 1.5 or less), so that the
+# builds side by side (below) end close together.
+TESTBED_COMPONENTS=(kubernetes prometheus kwok gitlab-runner helm containerd etcd nvidia-ctk runc cni device-plugin
+  dra-plugin netsetup)
 
 # --print-paths: the testbed's bin folders, joined by ':', for PATH.
 # --print-dir COMPONENT...: each one's bin folder, one a line (nothing is built).
@@ -314,9 +314,18 @@ case ${1:-} in
     exit 0 ;;
 esac
 
-components=("$@")
-[ ${#components[@]} -gt 0 ] || components=("${TESTBED_COMPONENTS[@]}")
-for c in "${components[@]}"; do
+# build_one COMPONENT: build it under a lock beside its cache folder, so that
+# two builds at once (make test's lanes, two checkouts sharing the cache)
+# never build one component together: the second waits, then finds it cached.
+build_one() {
+  local c=$1 dir lock_fd
+  dir=$(component_dir "$c")
+  mkdir -p "$(dirname "$dir")"
+  exec {lock_fd}> "$dir.lock"
+  if ! flock -n "$lock_fd"; then
+    log "$c: another build of it holds $dir.lock; waiting for it"
+    with_progress "$c (waiting for the other build)" flock "$lock_fd"
+  fi
   case $c in
     kubernetes) build_kubernetes ;;
     etcd) build_etcd etcd "$ETCD_VERSION" ;;
@@ -334,7 +343,24 @@ for c in "${components[@]}"; do
     netsetup) build_own netsetup gpuci-netsetup ;;
     gitlab-runner) build_gitlab_runner ;;
     prometheus) build_prometheus ;;
-    *) echo "unknown component: $c" >&2; exit 2 ;;
   esac
-done
+  exec {lock_fd}>&-
+}
+
+# --one COMPONENT: one build, for the builds side by side below.
+if [ "${1:-}" = --one ]; then build_one "$2"; exit 0; fi
+
+components=("$@")
+[ ${#components[@]} -gt 0 ] || components=("${TESTBED_COMPONENTS[@]}")
+for c in "${components[@]}"; do component_dir "$c" > /dev/null || exit 2; done
+# One Go build leaves the cores idle while it downloads its modules and links
+# (a fifth of a cold build on 2 cores), so GPUCI_BUILD_JOBS builds run side by
+# side, each taking the next component in the order given when one ends.
+build_jobs=${GPUCI_BUILD_JOBS:-2}
+if [ ${#components[@]} -gt 1 ] && [ "$build_jobs" -gt 1 ]; then
+  printf '%s\n' "${components[@]}" | xargs -P "$build_jobs" -n 1 bash "$0" --one ||
+    { echo "error: a testbed build failed (its error is above)" >&2; exit 1; }
+else
+  for c in "${components[@]}"; do build_one "$c"; done
+fi
 log "all requested binaries ready under $cache"

@@ -12,9 +12,20 @@ cache=${GPUCI_TESTBED_CACHE:-$HOME/.cache/gpuci-testbed}
 images_dir=$cache/images
 export GOFLAGS="${GOFLAGS:--buildvcs=false} -trimpath"
 export CGO_ENABLED=${CGO_ENABLED:-0}
-started=${started:-$SECONDS}
+# The build's clock, in seconds since the epoch: exported, so that the builds
+# build.sh runs side by side (each a process of its own) log on one clock.
+[ -n "${GPUCI_BUILD_STARTED:-}" ] || printf -v GPUCI_BUILD_STARTED '%(%s)T' -1
+export GPUCI_BUILD_STARTED
 
-log() { printf '[testbed-build %4ds] %s\n' $((SECONDS - started)) "$*" >&2; }
+log() {
+  local now; printf -v now '%(%s)T' -1
+  printf '[testbed-build %4ds] %s\n' $((now - GPUCI_BUILD_STARTED)) "$*" >&2
+}
+
+# need_debian_packages WHO PACKAGE...: install through tools/apt_install.sh
+# (one lock for every apt-get of make test's lanes, one error message).
+need_debian_packages() { bash "$testbed_dir/../apt_install.sh" "$@"; }
+need_mmdebstrap() { command -v mmdebstrap >/dev/null || need_debian_packages "$1" mmdebstrap; }
 
 # Print progress every 30 s while a long build runs, so a cold build is never
 # silent. The build runs in the foreground and the ticker beside it, so its
@@ -48,6 +59,6 @@ make_image() {
 # A Debian bookworm root tarball (mmdebstrap, minbase plus python3), shared
 # with the host tests; images that need a shell start from it.
 debian_root_tar() {
-  command -v mmdebstrap >/dev/null || { log "installing mmdebstrap (Debian package)"; apt-get install -y -qq mmdebstrap >&2; }
+  need_mmdebstrap "the testbed's Debian root"
   bash "$testbed_dir/../../tests/host/root.sh" tarball
 }
