@@ -5,8 +5,10 @@
 The integration tier mostly waits (pods, jobs, helm's waits) while units, lint
 and sanity compute, so tiers run side by side, in LANES lanes: each lane
 takes the next tier of TIERS, longest first, as soon as its last one ended,
-so the lanes end close together. Everything the tiers build is built first,
-once, so no two lanes build the same thing at the same time. GPU mode runs
+so the lanes end close together. The testbed, which most tiers need, is
+built first; what one tier alone needs (the kind harness's binaries, helm 4)
+it builds in its lane, and build.sh's locks keep two lanes from building one
+component at the same time. GPU mode runs
 last and alone: its device plugin needs the machine's only real node
 (tools/testbed/lib/node.py). Each tier's whole output goes to
 .test-results/<tier>.log; a failed tier's last lines are printed. The table
@@ -44,14 +46,11 @@ REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / ".test-results"
 # Testbed instances (tools/testbed/lib/layout.py): the integration tier's workers take 1..N
 # (tests/integration/conftest.py), the helm 4 tier the next one; the Docker and GPU-mode tiers the default, 0.
-INTEGRATION_WORKERS = int(os.environ.get("GPUCI_INTEGRATION_WORKERS", "2"))
+INTEGRATION_WORKERS = int(os.environ.get("GPUCI_INTEGRATION_WORKERS", "3"))
 HELM4_INSTANCE = INTEGRATION_WORKERS + 1
-# What the tiers build, built before any lane starts.
-BUILD_STEPS = (
-    ["make", "--no-print-directory", "build-testbed"],
-    ["bash", "tools/testbed/build.sh", "kind", "etcd-kind", "coredns-kind"],
-    ["env", "GPUCI_HELM=4", "bash", "tools/testbed/build.sh", "helm"],
-)
+# What most tiers need, built before any lane starts. (A new machine's kind binaries and helm 4, about 5 minutes
+# of Go on 2 cores, are built by the Docker and helm 4 tiers in their lanes, beside the integration tier.)
+BUILD_STEPS = (["make", "--no-print-directory", "build-testbed"],)
 # The tiers that run side by side, dealt to LANES lanes longest first by their wall times in
 # tests/tier-durations.json (measured; every run writes its own to .test-results/tier-durations.json, to copy
 # over when tiers change): each lane takes the next tier when its last one ended, so they end close together.
@@ -59,12 +58,13 @@ BUILD_STEPS = (
 # ended 9 to 20 minutes after the first.)
 TIERS = ("integration", "units", "lint", "sanity", "rules-tests", "host-tests", "helm4-tests", "docker-tests")
 TIER_DURATIONS = REPO / "tests" / "tier-durations.json"
-LANES = 2  # on 2 cores: the integration tier waits on its testbeds, the others mostly compute
+LANES = 3  # EXPERIMENT
 ALONE_AFTER = ("gpu-mode-tests",)
 TIER_ENVIRONMENT = {"helm4-tests": {"GPUCI_TESTBED_INSTANCE": str(HELM4_INSTANCE)}}
 TAIL_LINES = 150
 PROGRESS_EVERY_S = 120
 STOP_GRACE_S = 120  # how long a stopped tier may take to tear its testbeds down before SIGKILL
+KILLED_GONE_S = 10  # how long the processes SIGKILL ended may take to go (one in uninterruptible sleep waits)
 
 
 @dataclass
@@ -119,6 +119,22 @@ class MemoryPeak(threading.Thread):
             if used > self.peak_kib:
                 self.peak_kib, self.peak_during = used, sorted(self.running)
             time.sleep(self.every_s)
+
+
+def cpu_times() -> tuple[int, int]:
+    """(idle, all) clock ticks of every core since boot, from /proc/stat (iowait counts as idle)."""
+    ticks = [int(t) for t in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return ticks[3] + ticks[4], sum(ticks)
+
+
+def cpu_use(since: tuple[int, int], wall_s: float) -> str:
+    """How busy the cores were since `since` (cpu_times()), and the idle core-minutes left: what more
+    lanes side by side could still use."""
+    idle_now, all_now = cpu_times()
+    idle, ticks = idle_now - since[0], max(all_now - since[1], 1)
+    cores = os.cpu_count() or 1
+    return (f"CPU busy {100 * (1 - idle / ticks):.0f} % of the run on {cores} cores; "
+            f"{cores * wall_s / 60 * idle / ticks:.0f} core-minutes idle.")
 
 
 class Stopper:
@@ -188,6 +204,10 @@ class Stopper:
         for name in alive:
             report(f"{name}: still running after {self.grace_s:g} s, SIGKILL to its process group")
             signal_group(groups[name], signal.SIGKILL)
+        # SIGKILL is delivered, not awaited: on a busy machine the processes still run a moment after it.
+        deadline = time.monotonic() + KILLED_GONE_S
+        while any(group_alive(groups[name]) for name in alive) and time.monotonic() < deadline:
+            time.sleep(0.05)
         self.done.set()
 
 
@@ -279,7 +299,8 @@ def run_lanes(tiers, lanes: int, memory: MemoryPeak, started: float, stopper: St
     return [outcomes.get(tier, Outcome(tier)) for tier in tiers]
 
 
-def table(outcomes: list[Outcome], whole_s: float, memory: MemoryPeak, stopped_by: str | None = None) -> str:
+def table(outcomes: list[Outcome], whole_s: float, memory: MemoryPeak, stopped_by: str | None = None,
+          cpu: str = "") -> str:
     rows = ["| tier | passed | failed | skipped | wall time | result |", "| --- | --- | --- | --- | --- | --- |"]
     totals: Counter = Counter()
     for o in outcomes:
@@ -292,7 +313,7 @@ def table(outcomes: list[Outcome], whole_s: float, memory: MemoryPeak, stopped_b
     peak = (f"Peak memory in use: {memory.peak_kib / 2**20:.1f} GiB of "
             f"{total_memory_kib() / 2**20:.1f} GiB, while {', '.join(memory.peak_during) or 'building'} ran.")
     return "\n".join([*rows, "", "Skipped, with the reason each gave:" if skips else "Nothing skipped.", *skips,
-                      "", peak]) + "\n"
+                      "", peak, *([cpu] if cpu else [])]) + "\n"
 
 
 def verdict(outcomes: list[Outcome], stopped_by: str | None) -> str:
@@ -326,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     wanted = set(args.only or TIERS + ALONE_AFTER)
     RESULTS.mkdir(exist_ok=True)
-    started = time.monotonic()
+    started, cpu_at_start = time.monotonic(), cpu_times()
     memory = MemoryPeak()
     memory.start()
     stopper = Stopper()
@@ -356,7 +377,8 @@ def main(argv: list[str] | None = None) -> int:
     if stopper.asked.is_set():
         stopper.done.wait()  # the stopped tiers' process groups are gone before the table says so
     stopped_by = signal.Signals(stopper.signum).name if stopper.signum else None
-    summary = table(outcomes, time.monotonic() - started, memory, stopped_by)
+    whole_s = time.monotonic() - started
+    summary = table(outcomes, whole_s, memory, stopped_by, cpu_use(cpu_at_start, whole_s))
     (RESULTS / "summary.md").write_text(summary)
     print("\n" + summary, flush=True)
     return stopper.exit_status or (1 if any(o.rc for o in outcomes) else 0)
