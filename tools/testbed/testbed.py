@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from lib import certs, cluster, crds, dra_slices, gpu, images, node, processes, prometheus  # noqa: E402
+from lib import certs, cluster, crds, dra_slices, gpu, images, node, processes, prometheus, provided_images  # noqa: E402
 from lib.api import ApiClient  # noqa: E402
 from lib.layout import GPU_BINARIES, Layout  # noqa: E402
 
@@ -73,6 +73,7 @@ def cmd_up(layout: Layout, ttl: int) -> int:
 
 
 def start_real_node(layout: Layout, started: float) -> None:
+    provided_images.refuse_wrong_archives()  # before the node starts: a wrong archive is named, not crash-looped
     bins = node.prepare(layout)
     runtime = "runc behind the CAP_SYS_RESOURCE wrapper (test harness)" \
         if node.bounding_set_lacks_sys_resource() else "runc"
