@@ -299,8 +299,8 @@ component_dir() {
 # longest build first (cold, on 2 cores: kubernetes about 6.5 min, Prometheus
 # 3.5, kwok and GitLab Runner 3, helm 2, the rest 1.5 or less), so that the
 # builds side by side (below) end close together.
-TESTBED_COMPONENTS=(kubernetes prometheus kwok gitlab-runner helm containerd etcd nvidia-ctk runc cni device-plugin
-  dra-plugin netsetup)
+TESTBED_COMPONENTS=(kubernetes prometheus kwok gitlab-runner helm containerd etcd nvidia-ctk runc cni device-plugin dra-plugin
+  netsetup)
 
 # --print-paths: the testbed's bin folders, joined by ':', for PATH.
 # --print-dir COMPONENT...: each one's bin folder, one a line (nothing is built).

@@ -94,4 +94,3 @@ def test_a_second_build_of_a_component_waits_for_the_first_and_finds_it_cached(f
     assert (first.returncode, second.returncode) == (0, 0), first_err + second_err
     assert go_log(tmp_path) == ["start netsetup", "end netsetup"]  # Go ran once
     assert "gpuci-netsetup cached" in second_err
-
