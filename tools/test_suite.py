@@ -8,9 +8,9 @@ takes the next tier of TIERS, longest first, as soon as its last one ended,
 so the lanes end close together. The testbed, which most tiers need, is
 built first; what one tier alone needs (the kind harness's binaries, helm 4)
 it builds in its lane, and build.sh's locks keep two lanes from building one
-component at the same time. GPU mode runs
-last and alone: its device plugin needs the machine's only real node
-(tools/testbed/lib/node.py). Each tier's whole output goes to
+component at the same time. Each tier's testbeds are its own (instances
+apart, below), GPU mode's too: its node keeps its kubelet's device-plugin
+folder in a mount namespace of its own (tools/testbed/lib/node.py). Each tier's whole output goes to
 .test-results/<tier>.log; a failed tier's last lines are printed. The table
 (tier, passed, failed, skipped, wall time), every skip with its reason and
 the run's peak memory end the run, and are written to .test-results/summary.md.
@@ -45,9 +45,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / ".test-results"
 # Testbed instances (tools/testbed/lib/layout.py): the integration tier's workers take 1..N
-# (tests/integration/conftest.py), the helm 4 tier the next one; the Docker and GPU-mode tiers the default, 0.
-INTEGRATION_WORKERS = int(os.environ.get("GPUCI_INTEGRATION_WORKERS", "3"))
+# (tests/integration/conftest.py), the helm 4 tier the next one, GPU mode the one after; the Docker tier the
+# default, 0.
+INTEGRATION_WORKERS = int(os.environ.get("GPUCI_INTEGRATION_WORKERS", "2"))
 HELM4_INSTANCE = INTEGRATION_WORKERS + 1
+GPU_MODE_INSTANCE = INTEGRATION_WORKERS + 2
 # What most tiers need, built before any lane starts. (A new machine's kind binaries and helm 4, about 5 minutes
 # of Go on 2 cores, are built by the Docker and helm 4 tiers in their lanes, beside the integration tier.)
 BUILD_STEPS = (["make", "--no-print-directory", "build-testbed"],)
@@ -56,11 +58,12 @@ BUILD_STEPS = (["make", "--no-print-directory", "build-testbed"],)
 # over when tiers change): each lane takes the next tier when its last one ended, so they end close together.
 # (With two fixed lanes, integration in one and the rest one after another in the other, the second lane
 # ended 9 to 20 minutes after the first.)
-TIERS = ("integration", "units", "lint", "sanity", "rules-tests", "host-tests", "helm4-tests", "docker-tests")
+TIERS = ("integration", "units", "lint", "sanity", "rules-tests", "host-tests", "helm4-tests", "docker-tests",
+         "gpu-mode-tests")
 TIER_DURATIONS = REPO / "tests" / "tier-durations.json"
-LANES = 3  # EXPERIMENT
-ALONE_AFTER = ("gpu-mode-tests",)
-TIER_ENVIRONMENT = {"helm4-tests": {"GPUCI_TESTBED_INSTANCE": str(HELM4_INSTANCE)}}
+LANES = 2
+TIER_ENVIRONMENT = {"helm4-tests": {"GPUCI_TESTBED_INSTANCE": str(HELM4_INSTANCE)},
+                    "gpu-mode-tests": {"GPUCI_TESTBED_INSTANCE": str(GPU_MODE_INSTANCE)}}
 TAIL_LINES = 150
 PROGRESS_EVERY_S = 120
 STOP_GRACE_S = 120  # how long a stopped tier may take to tear its testbeds down before SIGKILL
@@ -345,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", nargs="+", metavar="TIER", help="run just these tiers (in the lanes)")
     args = parser.parse_args(argv)
-    wanted = set(args.only or TIERS + ALONE_AFTER)
+    wanted = set(args.only or TIERS)
     RESULTS.mkdir(exist_ok=True)
     started, cpu_at_start = time.monotonic(), cpu_times()
     memory = MemoryPeak()
@@ -373,7 +376,6 @@ def main(argv: list[str] | None = None) -> int:
         (RESULTS / "tier-durations.json").write_text(json.dumps(
             {o.tier: round(o.seconds) for o in side_by_side if o.rc == 0}, indent=2) + "\n")
         outcomes += side_by_side
-        outcomes += run_lanes([t for t in ALONE_AFTER if t in wanted], 1, memory, started, stopper)
     if stopper.asked.is_set():
         stopper.done.wait()  # the stopped tiers' process groups are gone before the table says so
     stopped_by = signal.Signals(stopper.signum).name if stopper.signum else None

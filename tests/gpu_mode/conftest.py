@@ -27,6 +27,9 @@ from lib.layout import Layout  # noqa: E402
 _FOUND = gpu.find_host_driver()
 HAS_GPU = not isinstance(_FOUND, str)
 NO_GPU_REASON = "" if HAS_GPU else _FOUND
+# GPUCI_TESTBED_INSTANCE picks the testbed (make test runs this tier on one of its own, beside the others):
+# the playbooks and tools the tests start find its kubeconfig, chart repository and GitLab stand-in here.
+os.environ.update(Layout.from_environment().client_environment())
 
 
 def pytest_configure(config):

@@ -80,10 +80,11 @@ def start_real_node(layout: Layout, started: float) -> None:
     print(f"testbed: real node {node.REAL_NODE} on {layout.node_bridge} ({layout.real_node_ip}): "
           f"cgroup v{node.cgroup_version()}, {runtime}", flush=True)
     driver = gpu.choose(layout)
-    node.refuse_gpu_mode_beside_others(layout, gpu_mode=driver is not None)
     device_plugin = start_gpu_mode(layout, driver, bins) if driver else None
+    in_namespace = node.start_mount_namespace(
+        layout, lambda what, check, timeout: cluster.wait_for(what, check, started, timeout=timeout)) if driver else []
     for name, argv, env in node.commands(layout, bins, device_plugin):
-        processes.start(layout, name, argv, env)
+        processes.start(layout, name, argv, env, via=in_namespace if name in node.IN_MOUNT_NAMESPACE else ())
         if name == "containerd":
             cluster.wait_for("containerd", lambda: node.ctr(layout, "version", timeout=5).returncode == 0,
                              started, timeout=60)
@@ -102,7 +103,7 @@ def start_gpu_mode(layout: Layout, driver: gpu.Driver, bins: dict) -> list[str]:
     gpu_bins = layout.binaries(GPU_BINARIES + (gpu.DRA_PLUGIN_BINARY,))  # all built, before anything starts
     gpu.add_cdi_spec_dir(layout)  # before the role, whose nvidia-ctk keeps it (lib/gpu.py)
     gpu.run_toolkit_role(layout, gpu.toolkit_vars(layout, driver, gpu_bins, node.container_runc(layout, bins["runc"])))
-    return gpu.device_plugin_command(layout, gpu_bins, node.DEVICE_PLUGIN_DIR)
+    return gpu.device_plugin_command(layout, gpu_bins, node.private_device_plugin_dir(layout))
 
 
 def finish_gpu_mode(layout: Layout, driver: gpu.Driver, started: float) -> None:

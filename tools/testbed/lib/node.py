@@ -28,6 +28,7 @@ from pathlib import Path
 
 import yaml
 
+from . import processes
 from .api import ApiClient
 from .layout import (
     GITLAB_STANDIN_PORT, NODE_BINARIES, REAL_NODE, TOOLS_DIR, Layout,
@@ -42,10 +43,16 @@ REAL_NODE_PLACEMENT = {"nodeSelector": {REAL_NODE_LABEL: "true"}, "tolerations":
 GITLAB_STANDIN_REPOS = "gitlab-repos"
 GITLAB_STANDIN_RUNNERS = "gitlab-runners.json"
 # The kubelet serves device-plugin registration at this fixed path, whatever
-# its --root-dir (k8s.io/kubelet's DevicePluginPath): the one thing the real
-# node writes outside the state folder besides its bridge; `down` removes it.
+# its --root-dir (k8s.io/kubelet's DevicePluginPath), and empties it when it
+# starts: the one thing the real node writes outside the state folder besides
+# its bridge; `down` removes it. A GPU-mode node, whose device plugin
+# registers there, runs its containerd and kubelet in a mount namespace of
+# their own (MOUNT_NAMESPACE), where a folder of its state is mounted on it,
+# so that it can run beside other testbeds' real nodes.
 DEVICE_PLUGIN_DIR = Path("/var/lib/kubelet/device-plugins")
 DEVICE_CHECKPOINT = DEVICE_PLUGIN_DIR / "kubelet_internal_checkpoint"
+MOUNT_NAMESPACE = "mount-namespace"  # its holder's name among the testbed's processes (tools/testbed/mount_namespace.py)
+IN_MOUNT_NAMESPACE = ("containerd", "kubelet")  # the kubelet mounts the pods' volumes that containerd's containers use
 # CAP_SYS_RESOURCE is capability 24; without it in the bounding set runc needs
 # the test-harness wrapper (runc_wrapper.py).
 CAP_SYS_RESOURCE_BIT = 24
@@ -236,15 +243,23 @@ def other_real_nodes(layout: Layout) -> list[Path]:
     return states
 
 
-def refuse_gpu_mode_beside_others(layout: Layout, gpu_mode: bool) -> None:
-    """The kubelet's device-plugin folder is one per machine (DEVICE_PLUGIN_DIR) and every kubelet empties it
-    when it starts: a GPU-mode real node must be the machine's only one, before and after it starts."""
-    others = other_real_nodes(layout)
-    in_gpu_mode = [state for state in others if (state / "pids" / "device-plugin.pid").exists()]
-    if in_gpu_mode or (gpu_mode and others):
-        raise SystemExit("testbed: GPU mode needs the machine's only real node (the kubelet's device-plugin "
-                         f"folder {DEVICE_PLUGIN_DIR} is one per machine); real nodes running: "
-                         + ", ".join(str(state) for state in others))
+def private_device_plugin_dir(layout: Layout) -> Path:
+    """A GPU-mode node's device-plugin folder: DEVICE_PLUGIN_DIR in its mount namespace."""
+    return layout.node_dir / "device-plugins"
+
+
+def start_mount_namespace(layout: Layout, wait) -> list[str]:
+    """Start GPU mode's mount namespace (tools/testbed/mount_namespace.py); return the command that runs a
+    process in it (`nsenter`)."""
+    folder = private_device_plugin_dir(layout)
+    folder.mkdir(parents=True, exist_ok=True)
+    DEVICE_PLUGIN_DIR.mkdir(parents=True, exist_ok=True)  # where the bind goes, on the host (`down` removes it)
+    holder = processes.start(layout, MOUNT_NAMESPACE, [sys.executable, str(TOOLS_DIR / "mount_namespace.py"),
+                                                       "--bind", str(folder), str(DEVICE_PLUGIN_DIR)],
+                             via=["unshare", "--mount", "--propagation", "slave", "--"])
+    wait(f"{folder} on {DEVICE_PLUGIN_DIR} in the GPU-mode node's mount namespace",
+         lambda: f" {DEVICE_PLUGIN_DIR} " in Path(f"/proc/{holder}/mountinfo").read_text(), timeout=30)
+    return ["nsenter", f"--mount=/proc/{holder}/ns/mnt", "--"]
 
 
 def cgroup_root_folders(layout: Layout) -> list[Path]:

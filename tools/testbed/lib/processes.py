@@ -15,8 +15,10 @@ from .layout import TOOLS_DIR, Layout
 
 # Stop order: the reverse of start order, the watchdog first, the real node's
 # processes before the control plane they talk to.
+# GPU mode's mount namespace (lib/node.py) goes once the node's processes in it have.
 STOP_ORDER = ("watchdog", "prometheus", "device-plugin", "dra-plugin", "kubelet", "gitlab-standin", "service-proxy",
-              "containerd", "chart-repo", "kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd")
+              "containerd", "mount-namespace", "chart-repo", "kwok", "kube-scheduler", "kube-controller-manager",
+              "kube-apiserver", "etcd")
 
 
 def _pid_file(layout: Layout, name: str) -> Path:
@@ -32,8 +34,8 @@ def _read(layout: Layout, name: str) -> tuple[int, list[str]] | None:
     return record["pid"], record["argv"]
 
 
-def _recorded_env(layout: Layout, name: str) -> dict[str, str] | None:
-    return json.loads(_pid_file(layout, name).read_text()).get("env")
+def _recorded(layout: Layout, name: str) -> dict:
+    return json.loads(_pid_file(layout, name).read_text())
 
 
 def _alive(pid: int, argv: list[str]) -> bool:
@@ -45,12 +47,15 @@ def _alive(pid: int, argv: list[str]) -> bool:
     return [arg.decode() for arg in current] == argv
 
 
-def start(layout: Layout, name: str, argv: list[str], env: dict[str, str] | None = None) -> int:
+def start(layout: Layout, name: str, argv: list[str], env: dict[str, str] | None = None,
+          via: list[str] | tuple[str, ...] = ()) -> int:
+    """Start `argv` as component `name`. `via` is a command that execs argv in other namespaces (unshare, nsenter):
+    the PID stays, and the command line recorded (what _alive() compares) is argv's, once it has exec'd."""
     log = open(layout.logs / f"{name}.log", "ab")  # noqa: SIM115 (the child owns it)
-    proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+    proc = subprocess.Popen([*via, *argv], stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             start_new_session=True, cwd=layout.state, env=env)
     log.close()
-    _pid_file(layout, name).write_text(json.dumps({"pid": proc.pid, "argv": argv, "env": env}))
+    _pid_file(layout, name).write_text(json.dumps({"pid": proc.pid, "argv": argv, "env": env, "via": list(via)}))
     time.sleep(0.2)
     if proc.poll() is not None:
         raise SystemExit(f"testbed: {name} exited at once (code {proc.returncode}); see {layout.logs / (name + '.log')}")
@@ -79,7 +84,8 @@ def restart(layout: Layout, name: str) -> int:
         raise SystemExit(f"testbed: {name} was never started")
     if _alive(*record):
         return record[0]
-    return start(layout, name, record[1], _recorded_env(layout, name))
+    recorded = _recorded(layout, name)
+    return start(layout, name, record[1], recorded.get("env"), recorded.get("via", ()))
 
 
 def signal_process(layout: Layout, name: str, sig: int) -> None:
