@@ -12,7 +12,7 @@ component at the same time. Each tier's testbeds are its own (instances
 apart, below), GPU mode's too: its node keeps its kubelet's device-plugin
 folder in a mount namespace of its own (tools/testbed/lib/node.py). Each tier's whole output goes to
 .test-results/<tier>.log; a failed tier's last lines are printed. The table
-(tier, passed, failed, skipped, wall time), every skip with its reason and
+(tier, passed, failed, skipped, wall time, CPU time), every skip with its reason and
 the run's peak memory end the run, and are written to .test-results/summary.md.
 
 Ctrl-C (SIGINT) or SIGTERM stops the run: no lane starts another tier, each
@@ -78,6 +78,7 @@ class Outcome:
     counts: Counter = field(default_factory=Counter)
     skips: Counter = field(default_factory=Counter)
     measured: bool = False  # a pytest tier whose JUnit report was read
+    cpu_s: float | None = None  # CPU seconds of its processes (Stopper.run), not of the daemons its testbeds left
     stopped: bool = False  # terminated by a stop of the run (Ctrl-C, SIGTERM), not failed by itself
 
     @property
@@ -130,14 +131,18 @@ def cpu_times() -> tuple[int, int]:
     return ticks[3] + ticks[4], sum(ticks)
 
 
-def cpu_use(since: tuple[int, int], wall_s: float) -> str:
-    """How busy the cores were since `since` (cpu_times()), and the idle core-minutes left: what more
-    lanes side by side could still use."""
+def cpu_use(since: tuple[int, int], wall_s: float, tiers_cpu_s: float = 0.0) -> str:
+    """How busy the cores were since `since` (cpu_times()), the idle core-minutes left (what more lanes side
+    by side could still use), and how the busy ones divide between the tiers' own processes and the rest."""
     idle_now, all_now = cpu_times()
     idle, ticks = idle_now - since[0], max(all_now - since[1], 1)
     cores = os.cpu_count() or 1
+    core_minutes = cores * wall_s / 60
+    busy = core_minutes * (1 - idle / ticks)
     return (f"CPU busy {100 * (1 - idle / ticks):.0f} % of the run on {cores} cores; "
-            f"{cores * wall_s / 60 * idle / ticks:.0f} core-minutes idle.")
+            f"{core_minutes * idle / ticks:.0f} core-minutes idle; of the {busy:.0f} busy, the tiers' own "
+            f"processes {tiers_cpu_s / 60:.0f}, the rest (the testbeds' control planes and nodes, dockerd and "
+            f"its containers, the kernel) {max(busy - tiers_cpu_s / 60, 0):.0f}.")
 
 
 class Stopper:
@@ -157,6 +162,7 @@ class Stopper:
         self.signalled: set[str] = set()  # the names whose commands the stop terminated
         self._running: dict[str, subprocess.Popen] = {}
         self._lock = threading.Lock()
+        self.cpu_s: dict[str, float] = {}  # per name, summed over its commands
 
     def ask(self, signum: int, _frame=None) -> None:
         """The signal handler: it only records the stop; stop_when_asked() does the stopping, in its thread."""
@@ -175,7 +181,13 @@ class Stopper:
             process = subprocess.Popen(argv, start_new_session=True, **popen)
             self._running[name] = process
         try:
-            return process.wait()
+            # wait4: with the exit status, the CPU time of the command and of every descendant it waited for
+            # (pytest, ansible-playbook, helm, the modules); daemons it left running (a testbed's control plane
+            # and node, dockerd) are not among them.
+            _pid, status, usage = os.wait4(process.pid, 0)
+            process.returncode = os.waitstatus_to_exitcode(status)
+            self.cpu_s[name] = self.cpu_s.get(name, 0.0) + usage.ru_utime + usage.ru_stime
+            return process.returncode
         finally:
             with self._lock:
                 self._running.pop(name, None)
@@ -252,7 +264,7 @@ def run_tier(tier: str, memory: MemoryPeak, started: float, stopper: Stopper, co
     begin = time.monotonic()
     with open(RESULTS / f"{tier}.log", "w") as log:
         outcome.rc = stopper.run(tier, command(tier), cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
-    outcome.seconds = time.monotonic() - begin
+    outcome.seconds, outcome.cpu_s = time.monotonic() - begin, stopper.cpu_s.get(tier)
     memory.running.discard(tier)
     # A tier that ended by itself just as the stop came keeps its own result.
     outcome.stopped = tier in stopper.signalled and outcome.rc != 0
@@ -304,14 +316,16 @@ def run_lanes(tiers, lanes: int, memory: MemoryPeak, started: float, stopper: St
 
 def table(outcomes: list[Outcome], whole_s: float, memory: MemoryPeak, stopped_by: str | None = None,
           cpu: str = "") -> str:
-    rows = ["| tier | passed | failed | skipped | wall time | result |", "| --- | --- | --- | --- | --- | --- |"]
+    rows = ["| tier | passed | failed | skipped | wall time | CPU | result |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
     totals: Counter = Counter()
     for o in outcomes:
         totals.update(o.counts)
         cells = [str(o.counts[k]) for k in ("passed", "failed", "skipped")] if o.measured else ["-", "-", "-"]
-        rows.append(f"| {o.tier} | {' | '.join(cells)} | {minutes(o.seconds)} | {o.result} |")
+        rows.append(f"| {o.tier} | {' | '.join(cells)} | {minutes(o.seconds)} | {core_minutes(o.cpu_s)} | {o.result} |")
+    tiers_cpu_s = sum(o.cpu_s or 0.0 for o in outcomes)
     rows.append(f"| **whole** | {totals['passed']} | {totals['failed']} | {totals['skipped']} | {minutes(whole_s)} | "
-                f"{verdict(outcomes, stopped_by)} |")
+                f"{core_minutes(tiers_cpu_s)} | {verdict(outcomes, stopped_by)} |")
     skips = [f"- {o.tier}: {count} x {reason}" for o in outcomes for reason, count in sorted(o.skips.items())]
     peak = (f"Peak memory in use: {memory.peak_kib / 2**20:.1f} GiB of "
             f"{total_memory_kib() / 2**20:.1f} GiB, while {', '.join(memory.peak_during) or 'building'} ran.")
@@ -330,6 +344,12 @@ def verdict(outcomes: list[Outcome], stopped_by: str | None) -> str:
 
 def total_memory_kib() -> int:
     return int(Path("/proc/meminfo").read_text().split()[1])
+
+
+def core_minutes(cpu_s: float | None) -> str:
+    """A tier's CPU time in core-minutes (on 2 cores, a tier that kept one busy for its whole wall time shows
+    its wall minutes here); '-' for one that never ran."""
+    return "-" if cpu_s is None else f"{cpu_s / 60:.1f} core-min"
 
 
 def minutes(seconds: float) -> str:
@@ -366,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
             build.rc = stopper.run("build", step, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
             if build.rc:  # failed, or stopped (None: the stop came between two steps)
                 break
-    build.seconds = time.monotonic() - begin
+    build.seconds, build.cpu_s = time.monotonic() - begin, stopper.cpu_s.get("build")
     build.stopped = stopper.asked.is_set() and build.rc != 0
     outcomes = [build]
     if build.rc and not build.stopped:
@@ -380,7 +400,8 @@ def main(argv: list[str] | None = None) -> int:
         stopper.done.wait()  # the stopped tiers' process groups are gone before the table says so
     stopped_by = signal.Signals(stopper.signum).name if stopper.signum else None
     whole_s = time.monotonic() - started
-    summary = table(outcomes, whole_s, memory, stopped_by, cpu_use(cpu_at_start, whole_s))
+    summary = table(outcomes, whole_s, memory, stopped_by,
+                    cpu_use(cpu_at_start, whole_s, sum(o.cpu_s or 0.0 for o in outcomes)))
     (RESULTS / "summary.md").write_text(summary)
     print("\n" + summary, flush=True)
     return stopper.exit_status or (1 if any(o.rc for o in outcomes) else 0)

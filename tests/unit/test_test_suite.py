@@ -35,15 +35,15 @@ def test_the_report_gives_counts_skip_reasons_and_seconds_per_file(tmp_path):
 
 
 def test_a_tier_without_a_report_shows_no_counts_and_a_failed_tier_fails_the_whole(tmp_path):
-    lint = test_suite.Outcome("lint", rc=0, seconds=61)
+    lint = test_suite.Outcome("lint", rc=0, seconds=61, cpu_s=90)
     assert test_suite.read_junit(tmp_path / "none.xml", lint) == {}
     (tmp_path / "r.xml").write_text(REPORT)
-    integration = test_suite.Outcome("integration", rc=1, seconds=1283)
+    integration = test_suite.Outcome("integration", rc=1, seconds=1283, cpu_s=1200)
     test_suite.read_junit(tmp_path / "r.xml", integration)
     table = test_suite.table([lint, integration], 1500, test_suite.MemoryPeak())
-    assert "| lint | - | - | - | 1 min 01 s | passed |" in table
-    assert "| integration | 1 | 2 | 1 | 21 min 23 s | FAILED (rc 1) |" in table
-    assert "| **whole** | 1 | 2 | 1 | 25 min 00 s | FAILED: integration |" in table
+    assert "| lint | - | - | - | 1 min 01 s | 1.5 core-min | passed |" in table
+    assert "| integration | 1 | 2 | 1 | 21 min 23 s | 20.0 core-min | FAILED (rc 1) |" in table
+    assert "| **whole** | 1 | 2 | 1 | 25 min 00 s | 21.5 core-min | FAILED: integration |" in table
     assert "- integration: 1 x needs an NVIDIA GPU: no /dev/nvidiactl" in table
 
 
@@ -51,9 +51,24 @@ def test_the_cpu_line_gives_the_busy_share_and_the_idle_core_minutes(monkeypatch
     # /proc/stat's first line: user nice system idle iowait ...; 300 of 1000 ticks idle or waiting.
     monkeypatch.setattr(test_suite, "cpu_times", lambda: (1300, 11000))
     monkeypatch.setattr(test_suite.os, "cpu_count", lambda: 2)
-    line = test_suite.cpu_use((1000, 10000), wall_s=600)
-    assert line == "CPU busy 70 % of the run on 2 cores; 6 core-minutes idle."
+    line = test_suite.cpu_use((1000, 10000), wall_s=600, tiers_cpu_s=300)
+    assert line == ("CPU busy 70 % of the run on 2 cores; 6 core-minutes idle; of the 14 busy, the tiers' own "
+                    "processes 5, the rest (the testbeds' control planes and nodes, dockerd and its containers, "
+                    "the kernel) 9.")
     assert line in test_suite.table([], 600, test_suite.MemoryPeak(), cpu=line)
+
+
+def test_a_commands_cpu_time_counts_the_descendants_it_waited_for_and_not_the_daemons_it_left():
+    stopper = test_suite.Stopper()
+    def burn(seconds):
+        return f"{sys.executable} -c 'import time; end = time.process_time() + {seconds}\nwhile time.process_time() < end: pass'"
+    # A child that burns 0.6 s of CPU and is waited for; a daemon that burns 1.5 s, left running in a session of
+    # its own (as a testbed's control plane is): CPU time, so the bounds hold on a busy machine too.
+    script = f"{burn(0.6)} && (setsid {burn(1.5)} &) && exit 4"
+    assert stopper.run("units", ["sh", "-c", script]) == 4
+    assert 0.5 < stopper.cpu_s["units"] < 1.5
+    assert stopper.run("units", ["true"]) == 0  # a second command of the same name adds to it
+    assert 0.5 < stopper.cpu_s["units"] < 1.5
 
 
 def test_every_tier_of_the_lanes_is_a_make_target():
@@ -194,11 +209,11 @@ def test_a_tier_that_ends_by_itself_keeps_its_result_and_a_run_not_stopped_exits
 
 def test_the_table_of_a_stopped_run_says_so_and_names_no_stopped_tier_failed():
     outcomes = [test_suite.Outcome("build", rc=0, seconds=5),
-                test_suite.Outcome("integration", rc=-15, seconds=75, stopped=True),
+                test_suite.Outcome("integration", rc=-15, seconds=75, stopped=True, cpu_s=30),
                 test_suite.Outcome("units", rc=1, seconds=30),
                 test_suite.Outcome("lint")]
     table = test_suite.table(outcomes, 80, test_suite.MemoryPeak(), stopped_by="SIGINT")
-    assert "| integration | - | - | - | 1 min 15 s | stopped |" in table
-    assert "| lint | - | - | - | 0 min 00 s | not run |" in table
-    assert "| **whole** | 0 | 0 | 0 | 1 min 20 s | FAILED: units; STOPPED by SIGINT: integration |" in table
+    assert "| integration | - | - | - | 1 min 15 s | 0.5 core-min | stopped |" in table
+    assert "| lint | - | - | - | 0 min 00 s | - | not run |" in table
+    assert "| **whole** | 0 | 0 | 0 | 1 min 20 s | 0.5 core-min | FAILED: units; STOPPED by SIGINT: integration |" in table
     assert test_suite.verdict(outcomes[:1], None) == "passed"
