@@ -58,10 +58,13 @@ def test_the_cpu_line_gives_the_busy_share_and_the_idle_core_minutes(monkeypatch
     assert line in test_suite.table([], 600, test_suite.MemoryPeak(), cpu=line)
 
 
+def burn(seconds: float) -> str:
+    """A shell command that uses `seconds` of CPU (not of wall time) and ends."""
+    return f"{sys.executable} -c 'import time; end = time.process_time() + {seconds}\nwhile time.process_time() < end: pass'"
+
+
 def test_a_commands_cpu_time_counts_the_descendants_it_waited_for_and_not_the_daemons_it_left():
     stopper = test_suite.Stopper()
-    def burn(seconds):
-        return f"{sys.executable} -c 'import time; end = time.process_time() + {seconds}\nwhile time.process_time() < end: pass'"
     # A child that burns 0.6 s of CPU and is waited for; a daemon that burns 1.5 s, left running in a session of
     # its own (as a testbed's control plane is): CPU time, so the bounds hold on a busy machine too.
     script = f"{burn(0.6)} && (setsid {burn(1.5)} &) && exit 4"
