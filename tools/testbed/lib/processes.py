@@ -25,17 +25,16 @@ def _pid_file(layout: Layout, name: str) -> Path:
     return layout.pids / f"{name}.pid"
 
 
+def _recorded(layout: Layout, name: str) -> dict | None:
+    """What start() recorded (pid, argv, env, via), or None."""
+    path = _pid_file(layout, name)
+    return json.loads(path.read_text()) if path.exists() else None
+
+
 def _read(layout: Layout, name: str) -> tuple[int, list[str]] | None:
     """The PID and the argv recorded at start, or None."""
-    path = _pid_file(layout, name)
-    if not path.exists():
-        return None
-    record = json.loads(path.read_text())
-    return record["pid"], record["argv"]
-
-
-def _recorded(layout: Layout, name: str) -> dict:
-    return json.loads(_pid_file(layout, name).read_text())
+    record = _recorded(layout, name)
+    return None if record is None else (record["pid"], record["argv"])
 
 
 def _alive(pid: int, argv: list[str]) -> bool:
@@ -79,13 +78,12 @@ def stop(layout: Layout, name: str, grace: float = 8.0) -> bool:
 
 def restart(layout: Layout, name: str) -> int:
     """Start a stopped component again with the command line it had."""
-    record = _read(layout, name)
+    record = _recorded(layout, name)
     if record is None:
         raise SystemExit(f"testbed: {name} was never started")
-    if _alive(*record):
-        return record[0]
-    recorded = _recorded(layout, name)
-    return start(layout, name, record[1], recorded.get("env"), recorded.get("via", ()))
+    if _alive(record["pid"], record["argv"]):
+        return record["pid"]
+    return start(layout, name, record["argv"], record.get("env"), record.get("via", ()))
 
 
 def signal_process(layout: Layout, name: str, sig: int) -> None:
