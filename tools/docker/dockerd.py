@@ -18,7 +18,7 @@ server on 127.0.0.1). kind makes a bridge network of its own for its nodes and
 publishes their API server on 127.0.0.1 only.
 
 On VMs whose capability bounding set lacks CAP_SYS_RESOURCE (these CI VMs) the
-default runtime is runc behind the testbed's wrapper (tools/testbed/runc_wrapper.py),
+default runtime is runc behind the testbed's wrapper (tools/testbed/runcwrapper),
 so that privileged containers start; elsewhere plain runc.
 """
 from __future__ import annotations

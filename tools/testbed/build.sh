@@ -7,7 +7,7 @@
 # A component whose binaries are already there is not rebuilt.
 # Usage: build.sh [component ...] | --print-paths | --print-dir component...
 #   (kubernetes etcd kwok helm nvidia-ctk containerd runc cni device-plugin dra-plugin netsetup
-#   gitlab-runner prometheus;
+#   runc-wrapper gitlab-runner prometheus;
 #   default all; the Docker tier's kind harness adds kind, etcd-kind and
 #   coredns-kind)
 # kubernetes includes the kubelet; containerd, runc and the CNI plugins make the
@@ -139,8 +139,9 @@ build_nvidia_ctk() {
 }
 
 # The testbed's own Go tools (tools/testbed/<folder>): GPU mode's stand-ins of
-# the device plugin and of the DRA kubelet plugin, and the netlink helper for
-# hosts without `ip`. Cached under a hash of their sources, since they have no
+# the device plugin and of the DRA kubelet plugin, the netlink helper for
+# hosts without `ip`, and the runc wrapper of VMs without CAP_SYS_RESOURCE
+# (tools/testbed/runcwrapper: test harness only). Cached under a hash of their sources, since they have no
 # version of their own.
 # own_dir FOLDER [CACHE]
 own_dir() {
@@ -287,6 +288,7 @@ component_dir() {
     device-plugin) own_dir deviceplugin ;;
     dra-plugin) own_dir draplugin ;;
     netsetup) own_dir netsetup ;;
+    runc-wrapper) own_dir runcwrapper ;;
     gitlab-runner) gitlab_runner_dir ;;
     prometheus) prometheus_dir ;;
     kind) echo "$kind_cache/kind-$KIND_VERSION" ;;
@@ -300,7 +302,7 @@ component_dir() {
 # 3.5, kwok and GitLab Runner 3, helm 2, the rest 1.5 or less), so that the
 # builds side by side (below) end close together.
 TESTBED_COMPONENTS=(kubernetes prometheus kwok gitlab-runner helm containerd etcd nvidia-ctk runc cni device-plugin dra-plugin
-  netsetup)
+  netsetup runc-wrapper)
 
 # --print-paths: the testbed's bin folders, joined by ':', for PATH.
 # --print-dir COMPONENT...: each one's bin folder, one a line (nothing is built).
@@ -341,6 +343,7 @@ build_one() {
     device-plugin) build_own deviceplugin gpuci-device-plugin ;;
     dra-plugin) build_own draplugin gpuci-dra-plugin ;;
     netsetup) build_own netsetup gpuci-netsetup ;;
+    runc-wrapper) build_own runcwrapper gpuci-runc-wrapper ;;
     gitlab-runner) build_gitlab_runner ;;
     prometheus) build_prometheus ;;
   esac

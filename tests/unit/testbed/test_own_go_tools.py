@@ -12,7 +12,8 @@ SOURCES = ("go.mod", "go.sum", "main.go")
 
 
 @pytest.mark.parametrize("component, folder", [("device-plugin", "deviceplugin"), ("dra-plugin", "draplugin"),
-                                               ("netsetup", "netsetup"), ("coredns-kind", "coredns")])
+                                               ("netsetup", "netsetup"), ("coredns-kind", "coredns"),
+                                               ("runc-wrapper", "runcwrapper")])
 def test_cache_folder_follows_the_sources(component, folder):
     digest = hashlib.sha256(b"".join((TOOLS_DIR / folder / name).read_bytes() for name in SOURCES))
     (bin_dir,) = component_bin_dirs(component)

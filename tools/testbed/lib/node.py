@@ -31,7 +31,7 @@ import yaml
 from . import processes
 from .api import ApiClient
 from .layout import (
-    GITLAB_STANDIN_PORT, NODE_BINARIES, REAL_NODE, TOOLS_DIR, Layout,
+    GITLAB_STANDIN_PORT, NODE_BINARIES, REAL_NODE, TOOLS_DIR, Layout, component_bin_dirs,
 )
 
 REAL_NODE_TAINT = {"key": "gpuci.runners/real-node", "value": "true", "effect": "NoSchedule"}
@@ -54,8 +54,9 @@ DEVICE_CHECKPOINT = DEVICE_PLUGIN_DIR / "kubelet_internal_checkpoint"
 MOUNT_NAMESPACE = "mount-namespace"  # its holder's name among the testbed's processes (tools/testbed/mount_namespace.py)
 IN_MOUNT_NAMESPACE = ("containerd", "kubelet")  # the kubelet mounts the pods' volumes that containerd's containers use
 # CAP_SYS_RESOURCE is capability 24; without it in the bounding set runc needs
-# the test-harness wrapper (runc_wrapper.py).
+# the test-harness wrapper (tools/testbed/runcwrapper).
 CAP_SYS_RESOURCE_BIT = 24
+RUNC_WRAPPER = "gpuci-runc-wrapper"
 
 
 def bounding_set_lacks_sys_resource() -> bool:
@@ -69,10 +70,20 @@ def cgroup_version() -> int:
     return 2 if Path("/sys/fs/cgroup/cgroup.controllers").exists() else 1
 
 
+def runc_wrapper_binary() -> Path:
+    """The test-harness runc wrapper that build.sh builds (component runc-wrapper)."""
+    (bin_dir,) = component_bin_dirs("runc-wrapper")
+    wrapper = bin_dir / RUNC_WRAPPER
+    if not wrapper.is_file():
+        raise SystemExit(f"{wrapper} is not built; run: bash tools/testbed/build.sh runc-wrapper")
+    return wrapper
+
+
 def write_runc_launcher(launcher: Path, runc: Path) -> Path:
-    """An executable that runs `runc` behind the test-harness wrapper (runc_wrapper.py)."""
-    launcher.write_text("#!/bin/sh\n# Test-harness workaround, see tools/testbed/runc_wrapper.py\n"
-                        f'exec {sys.executable} {TOOLS_DIR / "runc_wrapper.py"} --runc {runc} "$@"\n')
+    """An executable that runs `runc` behind the test-harness wrapper: containerd and dockerd name one
+    binary for a runtime, without arguments."""
+    launcher.write_text("#!/bin/sh\n# Test-harness workaround, see tools/testbed/runcwrapper/main.go\n"
+                        f'exec {runc_wrapper_binary()} --runc {runc} "$@"\n')
     launcher.chmod(0o755)
     return launcher
 

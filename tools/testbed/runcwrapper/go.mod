@@ -1,0 +1,3 @@
+module gpuci.local/testbed/runcwrapper
+
+go 1.24.0
