@@ -24,11 +24,15 @@ created; each test restores what it broke.
 from __future__ import annotations
 
 import re
+import threading
 import time
 import uuid
 from dataclasses import dataclass
 
 import pytest
+import urllib3
+from kubernetes import watch
+from kubernetes.client.rest import ApiException
 
 from helpers import REPO_ROOT
 from lib.images import BASE_IMAGE, GITLAB_RUNNER_HELPER_IMAGE
@@ -95,6 +99,7 @@ class RunningJob:
     pod: dict
     manager: str
     started: float  # time.monotonic() when the script was seen running
+    history: "PodHistory"
 
 
 def manager_pods(cluster) -> list[dict]:
@@ -148,7 +153,8 @@ def start_job(cluster, standin: StandInJobs, ticks: int, timeout: int | None = N
         time.sleep(2)
     pod = job_pod_of(cluster, job_id)
     assert pod is not None, f"job {job_id} runs, yet no pod in {JOBS_NS} carries its id"
-    return RunningJob(job_id, mark, ticks, pod, manager_of(standin.job(job_id)["trace"]), time.monotonic())
+    return RunningJob(job_id, mark, ticks, pod, manager_of(standin.job(job_id)["trace"]), time.monotonic(),
+                      PodHistory(cluster, pod))
 
 
 def ticks_seen(job: RunningJob, trace: str) -> list[int]:
@@ -165,25 +171,108 @@ def assert_trace_complete(job: RunningJob, ended: dict) -> None:
 class PodEnd:
     seconds: float  # from the job's start until the pod was gone or its containers had stopped
     how: str  # "deleted", or the pod's final phase and reason
-    deletion_grace_s: int | None  # the grace period of the deletion, when the pod was seen being deleted
+    deletion_grace_s: int | None  # the grace period of the first deletion, when the pod was seen being deleted
 
 
-def wait_pod_stopped(cluster, job: RunningJob, timeout: float) -> PodEnd:
-    name = job.pod["metadata"]["name"]
-    deadline = time.monotonic() + timeout
-    grace = None
-    while True:
-        pod = cluster.get("v1", "Pod", name, JOBS_NS)
+# A watch that breaks is resumed: the API server outage test stops the server under it, and after
+# its restart the old resourceVersion is gone (410), so the pod is listed again and watched from there.
+WATCH_BREAKS = (ApiException, urllib3.exceptions.HTTPError)
+WATCH_SLICE_S = 30  # each watch request's server-side timeout; close() takes effect within one slice
+
+
+class PodHistory:
+    """Every change to one job pod, in order, from a watch started as soon as its job runs.
+
+    A poll a second apart is not enough: the runner deletes a finished job's pod with a 5 s grace
+    period, its containers stop within a second, and the kubelet then deletes the pod again with
+    grace 0, so a poll could see only that last deletion (it did, once, in CI). The watch sees each
+    change, so the grace period the runner asked for is read from its own deletion."""
+
+    def __init__(self, cluster, pod: dict):
+        self.name = pod["metadata"]["name"]
+        self._changes: list[tuple[float, dict | None]] = [(time.monotonic(), pod)]  # None: the pod is gone
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self._failure: Exception | None = None
+        threading.Thread(target=self._follow, args=(cluster, pod["metadata"]["resourceVersion"]),
+                         name=f"watch of {self.name}", daemon=True).start()
+
+    def changes(self) -> list[tuple[float, dict | None]]:
+        assert self._failure is None, f"the watch of job pod {self.name} failed: {self._failure!r}"
+        with self._lock:
+            return list(self._changes)
+
+    def close(self) -> None:
+        self._closed.set()
+
+    def _record(self, pod: dict | None) -> None:
+        with self._lock:
+            self._changes.append((time.monotonic(), pod))
         if pod is None:
-            return PodEnd(time.monotonic() - job.started, "deleted", grace)
+            self._closed.set()
+
+    def _follow(self, cluster, resource_version: str | None) -> None:
+        try:
+            while not self._closed.is_set():
+                try:
+                    if resource_version is None:
+                        resource_version = self._relist(cluster)
+                    resource_version = self._watch(cluster, resource_version)
+                except WATCH_BREAKS:
+                    resource_version = None
+                    self._closed.wait(1)
+        # Any failure, not only the expected breaks: the test reading the history reports it.
+        except Exception as error:  # pylint: disable=broad-exception-caught
+            self._failure = error
+
+    def _relist(self, cluster) -> str | None:
+        listing = cluster.core.list_namespaced_pod(JOBS_NS, field_selector=f"metadata.name={self.name}")
+        pods = cluster.api_client.sanitize_for_serialization(listing.items)
+        self._record(pods[0] if pods else None)
+        return listing.metadata.resource_version
+
+    def _watch(self, cluster, resource_version: str) -> str:
+        stream = watch.Watch().stream(
+            cluster.core.list_namespaced_pod, JOBS_NS, field_selector=f"metadata.name={self.name}",
+            resource_version=resource_version, allow_watch_bookmarks=True, timeout_seconds=WATCH_SLICE_S,
+            _request_timeout=(10, WATCH_SLICE_S + 10), deserialize=False)
+        for event in stream:
+            resource_version = event["object"]["metadata"]["resourceVersion"]
+            if event["type"] in ("ADDED", "MODIFIED"):
+                self._record(event["object"])
+            elif event["type"] == "DELETED":
+                self._record(None)
+                break
+        return resource_version
+
+
+def stopped(changes: list[tuple[float, dict | None]]) -> tuple[float, str, int | None] | None:
+    """When and how the pod first stopped, and the grace period of its first deletion; None while it runs."""
+    grace = None
+    for when, pod in changes:
+        if pod is None:
+            return when, "deleted", grace
+        if grace is None:
+            grace = pod["metadata"].get("deletionGracePeriodSeconds")
         status = pod.get("status") or {}
-        grace = pod["metadata"].get("deletionGracePeriodSeconds", grace)
         if status.get("phase") in ("Succeeded", "Failed"):
-            return PodEnd(time.monotonic() - job.started, f"{status['phase']}: {status.get('reason', '')}", grace)
-        assert time.monotonic() < deadline, f"job pod {name} still {status.get('phase')} after {timeout:.0f} s"
-        print(f"waiting up to {deadline - time.monotonic():.0f} s for job pod {name} to stop ({status.get('phase')})",
-              flush=True)
-        time.sleep(1)
+            return when, f"{status['phase']}: {status.get('reason', '')}", grace
+    return None
+
+
+def wait_pod_stopped(job: RunningJob, timeout: float) -> PodEnd:
+    deadline = time.monotonic() + timeout
+    try:
+        while (end := stopped(changes := job.history.changes())) is None:
+            phase = (changes[-1][1].get("status") or {}).get("phase")
+            assert time.monotonic() < deadline, f"job pod {job.history.name} still {phase} after {timeout:.0f} s"
+            print(f"waiting up to {deadline - time.monotonic():.0f} s for job pod {job.history.name} to stop ({phase})",
+                  flush=True)
+            time.sleep(1)
+    finally:
+        job.history.close()
+    when, how, grace = end
+    return PodEnd(when - job.started, how, grace)
 
 
 def assert_deleted_by_the_runner(end: PodEnd) -> None:
@@ -215,7 +304,7 @@ def assert_the_job_survived(cluster, standin: StandInJobs, job: RunningJob, faul
     Returns the next job, queued as soon as this one ended."""
     ended = standin.wait_finished(job.id, job.ticks + SETTLE_S)
     next_job = queue_next_job(standin)
-    end = wait_pod_stopped(cluster, job, pod_bound_s)
+    end = wait_pod_stopped(job, pod_bound_s)
     record(fault, ended["state"], end)
     assert ended["state"] == "success", trace_text(ended["trace"])[-3000:]
     assert_trace_complete(job, ended)
@@ -246,7 +335,7 @@ def test_a_grace_period_shorter_than_the_job_leaves_no_pod_past_the_job_timeout(
     next_job = queue_next_job(standin)
     # The deadline counts from the pod's start, a few seconds before the script's, and the kubelet
     # enforces it at its next sync of the pod, which may come a minute later: a bound, not a timing.
-    end = wait_pod_stopped(pool, job, timeout + 3 * SETTLE_S)
+    end = wait_pod_stopped(job, timeout + 3 * SETTLE_S)
     seen = standin.job(job.id)
     record("grace period shorter than the job", seen["state"], end)
     assert end.how == "Failed: DeadlineExceeded", end
@@ -285,7 +374,7 @@ def test_a_job_cancelled_in_gitlab_stops_and_frees_its_pod(pool, standin):
     assert standin.cancel(job.id) == "canceling"
     ended = standin.wait_finished(job.id, SETTLE_S)
     next_job = queue_next_job(standin)
-    end = wait_pod_stopped(pool, job, SETTLE_S)
+    end = wait_pod_stopped(job, SETTLE_S)
     record("cancelled", ended["state"], end)
     assert ended["state"] == "canceled", trace_text(ended["trace"])[-3000:]
     assert "script canceled externally" in trace_text(ended["trace"])
@@ -299,3 +388,19 @@ def test_the_reliability_doc_has_this_table():
     text = (REPO_ROOT / "docs" / "reliability.md").read_text()
     for fault, (job, pod, setting) in FAULTS.items():
         assert f"| {fault} | {job} | {pod} | {setting} |" in text, fault
+
+
+def test_the_grace_period_read_is_that_of_the_runners_deletion():
+    """The kubelet's final deletion (grace 0) after the runner's (grace 5) does not hide the runner's."""
+    def pod(phase, grace=None):
+        metadata = {"name": "job", "resourceVersion": "1"}
+        if grace is not None:
+            metadata["deletionGracePeriodSeconds"] = grace
+        return {"metadata": metadata, "status": {"phase": phase}}
+
+    runner_then_kubelet = [(0.0, pod("Running")), (1.0, pod("Running", JOB_POD_CLEANUP_GRACE_S)),
+                           (1.2, pod("Failed", JOB_POD_CLEANUP_GRACE_S)), (1.3, pod("Failed", 0)), (1.4, None)]
+    assert stopped(runner_then_kubelet) == (1.2, "Failed: ", JOB_POD_CLEANUP_GRACE_S)
+    assert stopped(runner_then_kubelet[:2]) is None
+    assert stopped([(0.0, pod("Running")), (3.0, None)]) == (3.0, "deleted", None)
+    assert stopped([(0.0, pod("Running")), (2.0, pod("Failed"))]) == (2.0, "Failed: ", None)
