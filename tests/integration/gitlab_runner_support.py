@@ -191,6 +191,16 @@ def scoped_snapshot(cluster: Cluster, namespaces: set[str], names: set[str]) -> 
             if key[1] in namespaces or (not key[1] and key[2] in names | namespaces)}
 
 
+# A held job (StandInJobs.queue_held) fails once this passes without its release: a bound, not a timing.
+HELD_JOB_BOUND_S = 600
+# Any `glpat-` token is an access token to the stand-in (tools/testbed/gitlab_standin.py).
+HARNESS_ACCESS_TOKEN = "glpat-gpuci-test-harness"
+
+
+def release_branch(mark: str) -> str:
+    return f"release-{mark}"
+
+
 class StandInJobs:
     """Register runners on the testbed's GitLab stand-in, queue jobs, read back what the runner reported.
 
@@ -204,10 +214,10 @@ class StandInJobs:
     def __init__(self, base_url: str):
         self.base_url = base_url.rstrip("/")
 
-    def _call(self, method: str, path: str, body: dict | None = None) -> dict:
+    def _call(self, method: str, path: str, body: dict | None = None, headers: dict | None = None) -> dict:
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(self.base_url + path, data=data, method=method,
-                                         headers={"Content-Type": "application/json"})
+                                         headers={"Content-Type": "application/json", **(headers or {})})
         with urllib.request.urlopen(request, timeout=10) as response:
             return json.loads(response.read())
 
@@ -224,6 +234,26 @@ class StandInJobs:
         if timeout is not None:
             body["timeout"] = timeout
         return self._call("POST", "/gpuci-standin/jobs", body)["id"]
+
+    def queue_held(self, tags: list[str], mark: str, image: str, name: str) -> int:
+        """A job that runs until `release(mark)` (failing after about HELD_JOB_BOUND_S without it); its id.
+
+        Its script polls the stand-in's project, through the remote of the job's own clone (which
+        carries the job's token), for the branch `release(mark)` makes: a test that must act while a
+        job runs gives the job no fixed length to race against. `image` needs git (the testbed's
+        runner helper image has it)."""
+        released = f"git ls-remote --exit-code origin refs/heads/{release_branch(mark)} >/dev/null"
+        polls = HELD_JOB_BOUND_S // 2
+        return self.queue(tags, [f"echo {mark}-starts",
+                                 f"for poll in $(seq {polls}); do {released} && break; sleep 2; done",
+                                 released, f"echo {mark}-ends"], image, name)
+
+    def release(self, mark: str) -> None:
+        """End the held job `mark`: the branch its script waits for, committed through the REST API."""
+        self._call("POST", "/api/v4/projects/1/repository/commits",
+                   {"branch": release_branch(mark), "commit_message": f"release {mark}",
+                    "actions": [{"action": "create", "file_path": "released", "content": mark}]},
+                   headers={"PRIVATE-TOKEN": HARNESS_ACCESS_TOKEN})
 
     def cancel(self, job_id: int) -> str:
         """Cancel the job as a user does in GitLab; its state after (`canceling` while it runs)."""

@@ -488,7 +488,6 @@ def test_rotating_a_token_updates_the_secret_and_restarts_the_manager(fleet, pla
 
 # --- a converge never kills a running job -------------------------------------------------------
 
-LONG_JOB_S = 40
 ROTATED_E2E_TOKEN = f"glrt-gpuci-rotated-{E2E_POOL}-{RUN_ID}"
 
 
@@ -498,32 +497,37 @@ def manager_of(trace: str) -> str:
     return line.split(" via ", 1)[1].rstrip(".")
 
 
-def converge_during_a_long_job(fleet, playbooks, changed_pools: list[dict]) -> tuple[dict, dict, str]:
-    """Start a long job on the e2e pool, converge `changed_pools` while it runs, queue a job after.
+def converge_during_a_long_job(fleet, playbooks, changed_pools: list[dict], mark: str) -> tuple[dict, dict, str]:
+    """Start a long job (`mark`) on the e2e pool, converge `changed_pools` while it runs, queue a job after.
 
-    (the long job as it ended, the next job as it ended, the manager pod that ran the long job)."""
+    The long job runs until the test releases it once the converge has returned, however long the
+    converge takes. (the long job as it ended, the next job as it ended, the manager pod that ran it)."""
     standin = StandInJobs(Layout.from_environment().gitlab_standin_url)
     standin.register_runners(changed_pools)
     tags = next(p["tags"] for p in changed_pools if p["name"] == E2E_POOL)
-    long_job = standin.queue(tags, [f"echo long-job-starts-{RUN_ID}", f"sleep {LONG_JOB_S}",
-                                    f"echo long-job-ends-{RUN_ID}"], BASE_IMAGE, "long")
+    long_job = standin.queue_held(tags, mark, GITLAB_RUNNER_HELPER_IMAGE, "long")
     deadline = time.monotonic() + 120
-    while f"long-job-starts-{RUN_ID}" not in trace_text(standin.job(long_job)["trace"]):
+    while f"{mark}-starts" not in trace_text(standin.job(long_job)["trace"]):
         assert time.monotonic() < deadline, f"the long job never started: {standin.job(long_job)['state']}"
         print(f"waiting up to {deadline - time.monotonic():.0f} s for the long job's script to start", flush=True)
         time.sleep(2)
     manager = manager_of(standin.job(long_job)["trace"])
-    playbooks.run(PLAYBOOK, extra_vars=fleet_vars(changed_pools)).assert_ok()
-    assert standin.job(long_job)["state"] == "running", "the converge returned after the job ended: no proof"
-    ended = standin.wait_finished(long_job, LONG_JOB_S + 120)
+    try:
+        playbooks.run(PLAYBOOK, extra_vars=fleet_vars(changed_pools)).assert_ok()
+        held = standin.job(long_job)
+    finally:  # a held job left running would hold its manager's graceful stop in the teardown
+        standin.release(mark)
+    assert held["state"] == "running", \
+        "the converge returned after the held job ended: no proof\n" + trace_text(held["trace"])[-3000:]
+    ended = standin.wait_finished(long_job, 120)
     after = standin.wait_finished(standin.queue(tags, [f"echo next-job-{RUN_ID}"], BASE_IMAGE, "next"), 180)
     return ended, after, manager
 
 
-def assert_the_job_survived(ended: dict, after: dict, manager: str, fleet) -> None:
+def assert_the_job_survived(ended: dict, after: dict, manager: str, fleet, mark: str) -> None:
     trace = trace_text(ended["trace"])
     assert ended["state"] == "success", trace[-3000:]
-    assert f"long-job-starts-{RUN_ID}" in trace and f"long-job-ends-{RUN_ID}" in trace, trace[-3000:]
+    assert f"{mark}-starts" in trace and f"{mark}-ends" in trace, trace[-3000:]
     assert after["state"] == "success", trace_text(after["trace"])[-3000:]
     assert manager_of(after["trace"]) != manager, "the next job should go to the new manager"
     assert manager not in [p["metadata"]["name"] for p in manager_pods(fleet, E2E_POOL)], \
@@ -536,8 +540,9 @@ def test_a_converge_during_a_job_lets_the_job_finish(fleet, playbooks, real_comp
     """A new concurrency rolls the manager: the old one stops gracefully (SIGQUIT), its job ends with success."""
     real_components.require("gitlab-runner")
     changed = [dict(p, concurrent=3) if p["name"] == E2E_POOL else p for p in pools()]
-    ended, after, manager = converge_during_a_long_job(fleet, playbooks, changed)
-    assert_the_job_survived(ended, after, manager, fleet)
+    mark = f"concurrency-{RUN_ID}"
+    ended, after, manager = converge_during_a_long_job(fleet, playbooks, changed, mark)
+    assert_the_job_survived(ended, after, manager, fleet, mark)
     assert 'concurrent = 3' in fleet.core.read_namespaced_config_map(release(E2E_POOL), MANAGER_NS).data["config.toml"]
 
 
@@ -547,8 +552,9 @@ def test_a_token_rotation_during_a_job_lets_the_job_finish(fleet, playbooks, rea
     """A new token restarts the manager (it reads its token at start): the running job still ends with success."""
     real_components.require("gitlab-runner")
     rotated = pools(dict(TOKENS, **{E2E_POOL: ROTATED_E2E_TOKEN}))
-    ended, after, manager = converge_during_a_long_job(fleet, playbooks, rotated)
-    assert_the_job_survived(ended, after, manager, fleet)
+    mark = f"rotation-{RUN_ID}"
+    ended, after, manager = converge_during_a_long_job(fleet, playbooks, rotated, mark)
+    assert_the_job_survived(ended, after, manager, fleet, mark)
     assert after["runner"]["token_sha256"] == token_fingerprint(ROTATED_E2E_TOKEN), after["runner"]
 
 
