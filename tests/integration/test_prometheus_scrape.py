@@ -193,20 +193,38 @@ def scrape_interval_s(layout: Layout) -> float:
 
 @pytest.mark.real_runner
 def test_prometheus_saw_the_pools_job_running(prom, layout):
-    # Longer than two scrapes, so at least one scrape happens while the job runs.
-    seconds = max(20, int(2 * scrape_interval_s(layout)) + 5)
+    """While the pool's job is held running, Prometheus's scrapes of its manager count it (a bound, not a timing)."""
     standin = StandInJobs(Layout.from_environment().gitlab_standin_url)
     standin.register_runners(pools())
+    mark = f"prom-job-{RUN_ID}"
     queued_at = time.time()
-    job_id = standin.queue(TAGS, [f"echo prom-job-{RUN_ID}", f"sleep {seconds}"], BASE_IMAGE, "prometheus-scrape")
-    job = standin.wait_finished(job_id, seconds + 150)
+    job_id = standin.queue_held(TAGS, mark, GITLAB_RUNNER_HELPER_IMAGE, "prometheus-scrape")
+    try:
+        seen = running_jobs_seen(standin, job_id, mark, prom, queued_at, bound_s=150 + 4 * scrape_interval_s(layout))
+    finally:  # a held job left running would hold its manager's graceful stop in the teardown
+        standin.release(mark)
+    job = standin.wait_finished(job_id, 120)
     assert job["state"] == "success", trace_text(job["trace"])[-3000:]
-    time.sleep(scrape_interval_s(layout) + 1)  # one more scrape after the job ended
-    window = int(time.time() - queued_at) + 5
-    expr = (f'max_over_time(gitlab_runner_jobs{{job="{TARGET["job"]}",pool="{POOL}",state="running"}}'
-            f'[{window}s])')
-    result = prom.query(expr)
-    assert result and float(result[0]["value"][1]) >= 1, f"{expr} = {result}"
+    assert seen >= 1, f"Prometheus never counted the held job running (max {seen})"
+
+
+def running_jobs_seen(standin: StandInJobs, job_id: int, mark: str, prom, since: float, bound_s: float) -> float:
+    """The most running jobs Prometheus recorded for the pool since `since`, polled while the job runs
+    until it is at least 1 or `bound_s` has passed."""
+    deadline = time.monotonic() + bound_s
+    seen = 0.0
+    while time.monotonic() < deadline:
+        if f"{mark}-starts" in trace_text(standin.job(job_id)["trace"]):
+            expr = (f'max_over_time(gitlab_runner_jobs{{job="{TARGET["job"]}",pool="{POOL}",state="running"}}'
+                    f'[{int(time.time() - since) + 5}s])')
+            result = prom.query(expr)
+            seen = float(result[0]["value"][1]) if result else 0.0
+            if seen >= 1:
+                return seen
+        print(f"waiting up to {deadline - time.monotonic():.0f} s for Prometheus to count the held job {job_id} "
+              f"running (seen {seen:.0f})", flush=True)
+        time.sleep(3)
+    return seen
 
 
 @pytest.fixture(scope="module")
