@@ -248,6 +248,28 @@ class StandInJobs:
                                  f"for poll in $(seq {polls}); do {released} && break; sleep 2; done",
                                  released, f"echo {mark}-ends"], image, name)
 
+    @contextlib.contextmanager
+    def held_job(self, tags: list[str], mark: str, image: str, name: str):
+        """`queue_held` for the `with` block, which gets the job's id; the job is released however the
+        block ends: a held job left running would hold its manager's graceful stop in the teardown."""
+        job_id = self.queue_held(tags, mark, image, name)
+        try:
+            yield job_id
+        finally:
+            self.release(mark)
+
+    def wait_started(self, job_id: int, mark: str, timeout_s: float) -> dict:
+        """The held job `mark` once its script has started (its first line is in the trace); shows progress."""
+        deadline = time.monotonic() + timeout_s
+        job = self.job(job_id)
+        while f"{mark}-starts" not in trace_text(job["trace"]):
+            assert time.monotonic() < deadline, f"the held job {mark} never started: {job['state']}"
+            print(f"waiting up to {deadline - time.monotonic():.0f} s for the held job {mark}'s script to start",
+                  flush=True)
+            time.sleep(2)
+            job = self.job(job_id)
+        return job
+
     def release(self, mark: str) -> None:
         """End the held job `mark`: the branch its script waits for, committed through the REST API."""
         self._call("POST", "/api/v4/projects/1/repository/commits",

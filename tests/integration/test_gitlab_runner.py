@@ -505,18 +505,10 @@ def converge_during_a_long_job(fleet, playbooks, changed_pools: list[dict], mark
     standin = StandInJobs(Layout.from_environment().gitlab_standin_url)
     standin.register_runners(changed_pools)
     tags = next(p["tags"] for p in changed_pools if p["name"] == E2E_POOL)
-    long_job = standin.queue_held(tags, mark, GITLAB_RUNNER_HELPER_IMAGE, "long")
-    deadline = time.monotonic() + 120
-    while f"{mark}-starts" not in trace_text(standin.job(long_job)["trace"]):
-        assert time.monotonic() < deadline, f"the long job never started: {standin.job(long_job)['state']}"
-        print(f"waiting up to {deadline - time.monotonic():.0f} s for the long job's script to start", flush=True)
-        time.sleep(2)
-    manager = manager_of(standin.job(long_job)["trace"])
-    try:
+    with standin.held_job(tags, mark, GITLAB_RUNNER_HELPER_IMAGE, "long") as long_job:
+        manager = manager_of(standin.wait_started(long_job, mark, 120)["trace"])
         playbooks.run(PLAYBOOK, extra_vars=fleet_vars(changed_pools)).assert_ok()
         held = standin.job(long_job)
-    finally:  # a held job left running would hold its manager's graceful stop in the teardown
-        standin.release(mark)
     assert held["state"] == "running", \
         "the converge returned after the held job ended: no proof\n" + trace_text(held["trace"])[-3000:]
     ended = standin.wait_finished(long_job, 120)

@@ -198,11 +198,8 @@ def test_prometheus_saw_the_pools_job_running(prom, layout):
     standin.register_runners(pools())
     mark = f"prom-job-{RUN_ID}"
     queued_at = time.time()
-    job_id = standin.queue_held(TAGS, mark, GITLAB_RUNNER_HELPER_IMAGE, "prometheus-scrape")
-    try:
+    with standin.held_job(TAGS, mark, GITLAB_RUNNER_HELPER_IMAGE, "prometheus-scrape") as job_id:
         seen = running_jobs_seen(standin, job_id, mark, prom, queued_at, bound_s=150 + 4 * scrape_interval_s(layout))
-    finally:  # a held job left running would hold its manager's graceful stop in the teardown
-        standin.release(mark)
     job = standin.wait_finished(job_id, 120)
     assert job["state"] == "success", trace_text(job["trace"])[-3000:]
     assert seen >= 1, f"Prometheus never counted the held job running (max {seen})"
